@@ -1,0 +1,1 @@
+"""ember benchmarks against numpy and PyTorch: run `python -m benchmarks --help`."""

@@ -1,0 +1,142 @@
+"""Measurement: adaptive inner iterations, interleaved samples, robust summaries."""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+# Like timeit, the statement is compiled into the loop body, so no Python call wrapper
+# is timed (that matters for per-call overhead cases such as a one-element add).
+_LOOP = """
+def _loop(_n, _clock=_clock, _sync=_sync):
+    _t0 = _clock()
+    for _ in range(_n):
+        {stmt}
+    {sync}
+    return _clock() - _t0
+"""
+
+MAX_INNER = 1_000_000
+MAX_ROUNDS = 5_000
+SLOW_CASE_S = 30.0  # past this, a case stops after its current round
+
+
+@dataclass
+class Impl:
+    """One library's way to run a case: a statement over the names in `env`."""
+
+    lib: str
+    stmt: str
+    env: dict
+    sync: Callable[[], Any] | None = None  # waits for queued device work (GPUs)
+    result: str | None = None  # name holding the result (out= variants), else the value
+    loop: Callable[[int], float] | None = field(default=None, repr=False)
+
+    def run_once(self) -> Any:
+        value = eval(self.stmt, self.env)
+        if self.sync is not None:
+            self.sync()
+        return self.env[self.result] if self.result else value
+
+    def timed(self, n: int) -> float:
+        """Seconds for n back-to-back runs, device work included."""
+        if self.loop is None:
+            self.loop = _compile(self)
+        return self.loop(n)
+
+
+def _compile(impl: Impl) -> Callable[[int], float]:
+    env = dict(impl.env, _clock=time.perf_counter, _sync=impl.sync)
+    src = _LOOP.format(stmt=impl.stmt, sync="_sync()" if impl.sync else "pass")
+    exec(compile(src, f"<bench {impl.lib}: {impl.stmt}>", "exec"), env)
+    return env["_loop"]
+
+
+def calibrate(impl: Impl, min_sample: float) -> int:
+    """Inner iterations so that one sample lasts at least `min_sample` seconds."""
+    # The first call pays one-time costs (allocator growth, kernel compilation): untimed.
+    first = impl.timed(1)
+    if first >= 20 * min_sample:
+        return 1
+    n = 1
+    while n < MAX_INNER:
+        t = impl.timed(n)
+        if t >= min_sample:
+            break
+        grow = 1.3 * min_sample / max(t, 1e-9)
+        n = min(MAX_INNER, max(2 * n, math.ceil(n * min(grow, 100.0))))
+    return n
+
+
+@dataclass
+class Settings:
+    budget: float  # seconds of sampling per case, all libraries together
+    min_rounds: int  # turns per library at least, even past the budget
+    min_sample: float = 2e-3  # seconds one sample lasts at least
+    pause: float = 0.12  # idle seconds before each turn of a case that wakes thread pools
+    turn: float = 0.025  # seconds of samples per turn after a pause
+
+
+def interleave(impls: list[Impl], inner: dict[str, int], settings: Settings, pause: bool) -> dict:
+    """Round-robin turns (ember, numpy, torch, ember, ...) until the budget is spent.
+
+    Interleaving spreads slow drifts (clock boost, thermal state, other load) evenly
+    over the libraries instead of favouring whichever ran first. With `pause`, each
+    turn starts after an idle pause, so the previous library's worker threads, which
+    spin for up to ~0.1 s after a call (OpenBLAS, OpenMP), no longer compete for cores.
+    """
+    samples: dict[str, list[float]] = {i.lib: [] for i in impls}
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a collection inside one library's sample would be charged to it
+    try:
+        start = time.perf_counter()
+        for rnd in range(1, MAX_ROUNDS + 1):
+            for impl in impls:
+                _turn(impl, inner[impl.lib], samples[impl.lib], settings, pause)
+            spent = time.perf_counter() - start
+            # A pathologically slow library must not hold the whole run for minutes.
+            if (rnd >= settings.min_rounds or spent >= SLOW_CASE_S) and spent >= settings.budget:
+                break
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return samples
+
+
+def _turn(impl: Impl, n: int, out: list[float], settings: Settings, pause: bool) -> None:
+    """One sample, or after a pause, samples for `settings.turn` seconds."""
+    if not pause:
+        out.append(impl.timed(n) / n)
+        return
+    time.sleep(settings.pause)
+    if n > 1:  # wakes this library's own pool, untimed; a long call hides that cost anyway
+        impl.timed(1)
+    end = time.perf_counter() + settings.turn
+    while True:
+        out.append(impl.timed(n) / n)
+        if time.perf_counter() >= end:
+            return
+
+
+def summarize(samples: list[float], inner: int) -> dict:
+    """Median and spread of per-call times, in microseconds."""
+    us = np.asarray(samples) * 1e6
+    p10, p25, med, p75, p90 = np.percentile(us, [10, 25, 50, 75, 90])
+    return {
+        "median_us": float(med),
+        "p10_us": float(p10),
+        "p25_us": float(p25),
+        "p75_us": float(p75),
+        "p90_us": float(p90),
+        "min_us": float(us.min()),
+        "mean_us": float(us.mean()),
+        "iqr_pct": float(100.0 * (p75 - p25) / med) if med > 0 else 0.0,
+        "samples": int(us.size),
+        "inner_iterations": int(inner),
+        "samples_us": [float(f"{x:.4g}") for x in us],
+    }

@@ -1,0 +1,177 @@
+// The backend interface: everything a device kind implements, and nothing else.
+// Core code talks to backends only through these two classes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "dtype.h"
+#include "layout.h"
+
+namespace ember {
+
+class BackendStorage;
+
+enum class UnaryOp {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Sqr,
+  Recip,
+  Sin,
+  Cos,
+  Tanh,
+  Relu,
+  Gelu,
+  Silu,
+  Sigmoid,
+  Clamp,  // uses UnaryParams::lo / hi
+};
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
+enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+enum class RandomDist { Uniform, Normal };
+
+const char* unary_name(UnaryOp op);
+const char* binary_name(BinaryOp op);
+const char* cmp_name(CmpOp op);
+const char* reduce_name(ReduceOp op);
+
+struct UnaryParams {
+  double lo = 0, hi = 0;  // clamp bounds
+};
+
+using DeviceId = int64_t;
+
+// Where a Device was made, read from the Python caller.
+struct CreationSite {
+  std::string file;
+  int64_t line = 0;
+  std::string function;
+  std::string str() const;  // "model.py:12 in load", or "" when unknown
+};
+
+class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
+ public:
+  BackendDevice();  // takes the next process-unique id
+  virtual ~BackendDevice() = default;
+  BackendDevice(const BackendDevice&) = delete;
+  BackendDevice& operator=(const BackendDevice&) = delete;
+
+  DeviceId id() const { return id_; }
+  bool same_device(const BackendDevice& other) const { return id_ == other.id_; }
+  const CreationSite& site() const { return site_; }
+  void set_site(CreationSite site) { site_ = std::move(site); }
+  std::string spec() const;      // "metal:0"
+  std::string describe() const;  // "metal:0 (Device id=1, created at model.py:12 in load)"
+
+  virtual std::string kind() const = 0;  // "cpu", "metal", "cuda"
+  virtual int64_t ordinal() const = 0;
+  virtual std::string location() const = 0;  // kind, ordinal and hardware id
+  virtual std::string name() const = 0;      // the hardware's name
+  virtual bool supports_dtype(DType) const { return true; }
+  virtual void synchronize() = 0;
+
+  virtual std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) = 0;
+  virtual std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) = 0;
+  virtual std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel,
+                                                    DType dtype) = 0;
+  // Fills dst (contiguous) with the counter-based stream of random.h starting at `counter`.
+  virtual void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
+                           double a, double b) = 0;
+
+  // Facts for the device report, e.g. {"blas": "OpenBLAS 0.3.28", "threads": "2"}.
+  virtual std::map<std::string, std::string> info() const { return {}; }
+  virtual void empty_cache() {}
+  virtual std::map<std::string, int64_t> memory_stats() const { return {}; }
+
+  // Per-device random stream: the seed and how many values were drawn so far.
+  void manual_seed(uint64_t seed);
+  std::pair<uint64_t, uint64_t> take_random(uint64_t count);  // (seed, first counter)
+
+ private:
+  DeviceId id_;
+  CreationSite site_;
+  std::mutex rng_mu_;
+  uint64_t seed_ = 0x853c49e6748fea9bULL, counter_ = 0;
+};
+
+using DevicePtr = std::shared_ptr<BackendDevice>;
+
+// A buffer of `numel` elements on one device. Ops read inputs through their
+// Layouts (so views need no copies) and write into `dst` through its Layout.
+// dst never overlaps an input unless it is exactly the same view of it.
+class BackendStorage {
+ public:
+  virtual ~BackendStorage() = default;
+  virtual DType dtype() const = 0;
+  virtual int64_t numel() const = 0;
+  virtual const DevicePtr& device() const = 0;
+  // Waits for pending work, then copies all elements to host memory.
+  virtual void to_host(void* dst) const = 0;
+
+  virtual void fill(const Layout& dst_layout, double value) = 0;
+  virtual void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
+                     const Layout& dst_layout) const = 0;
+  // y = x * mul + add
+  virtual void affine(const Layout& src, double mul, double add, BackendStorage& dst,
+                      const Layout& dst_layout) const = 0;
+  // lhs/rhs layouts are already broadcast to dst's shape (strides may be 0).
+  virtual void binary(BinaryOp op, const Layout& lhs, const BackendStorage& rhs,
+                      const Layout& rhs_layout, BackendStorage& dst,
+                      const Layout& dst_layout) const = 0;
+  // dst is uint8 (0 or 1).
+  virtual void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
+                   BackendStorage& dst, const Layout& dst_layout) const = 0;
+  // this = condition (any dtype, nonzero is true); all layouts broadcast to dst's shape.
+  virtual void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
+                     const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,
+                     const Layout& dst_layout) const = 0;
+  // Reduces the last `reduced_dims` dims of src into contiguous dst (the kept dims, in
+  // order). Sum of integers accumulates into int64 dst; ArgMax/ArgMin write int64
+  // indices into the flattened reduced dims, the first one on ties.
+  virtual void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
+                      BackendStorage& dst) const = 0;
+  // (log-)softmax over the last dim of src into contiguous dst of the same shape.
+  virtual void softmax(const Layout& src, bool log, BackendStorage& dst) const = 0;
+  // lhs [..., M, K] @ rhs [..., K, N] into contiguous dst [..., M, N]; batch dims of
+  // both are already broadcast to the same shape (strides may be 0).
+  virtual void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
+                      BackendStorage& dst) const = 0;
+  // Element-by-element conversion into dst's dtype (same dtype: a strided copy).
+  virtual void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const = 0;
+  virtual void copy_strided(const Layout& src, BackendStorage& dst,
+                            const Layout& dst_layout) const = 0;
+  // dst = src.index_select(dim, ids): ids are 1-D, integral and already range-checked.
+  virtual void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
+                            const Layout& ids_layout, BackendStorage& dst) const = 0;
+  // dst[i][j][k] = src[i][ids[i][j][k]][k] for dim 1; ids range-checked; dst contiguous
+  // with ids' shape.
+  virtual void gather(const Layout& src, int64_t dim, const BackendStorage& ids,
+                      const Layout& ids_layout, BackendStorage& dst) const = 0;
+  // Copies to another device of the same kind (e.g. CUDA to CUDA); nullptr when the
+  // backend cannot, so that Storage reports the move as not implemented.
+  virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
+};
+
+// How core finds a backend it does not know: each backend registers itself.
+struct BackendFactory {
+  std::string kind;
+  // Devices present on this machine (0 when the OS has none).
+  int64_t (*device_count)();
+  // Why the backend cannot be used here, or "" when it can.
+  std::string (*unavailable_reason)();
+  // A Device on `ordinal` (already range-checked); `new_instance` asks for a fresh queue.
+  DevicePtr (*open)(int64_t ordinal, bool new_instance);
+};
+
+bool register_backend(const BackendFactory& factory);
+const BackendFactory* find_backend(const std::string& kind);  // nullptr: not compiled in
+
+}  // namespace ember

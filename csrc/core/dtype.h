@@ -1,0 +1,143 @@
+// Element types and the 16-bit float formats, portable across compilers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace ember {
+
+enum class DType : uint8_t { F32, F16, BF16, F64, I64, U32, U8 };
+constexpr int kNumDTypes = 7;
+
+size_t dtype_size(DType d);
+const char* dtype_name(DType d);  // numpy spelling: "float32", "int64", ...
+bool dtype_is_float(DType d);
+
+// IEEE half stored as bits; arithmetic goes through float.
+struct f16 {
+  uint16_t bits = 0;
+  f16() = default;
+  explicit f16(float f) : bits(from_float(f)) {}
+  operator float() const { return to_float(bits); }
+
+  static uint16_t from_float(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t mant = x & 0x7fffffu;
+    int32_t exp = int32_t((x >> 23) & 0xffu);
+    if (exp == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    int32_t e = exp - 127 + 15;
+    if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // overflow -> inf
+    if (e <= 0) {                                    // subnormal or zero
+      if (e < -10) return uint16_t(sign);
+      mant |= 0x800000u;
+      uint32_t shift = uint32_t(14 - e);
+      uint32_t h = mant >> shift;
+      uint32_t rem = mant & ((1u << shift) - 1u);
+      uint32_t half = 1u << (shift - 1);
+      if (rem > half || (rem == half && (h & 1u))) ++h;
+      return uint16_t(sign | h);
+    }
+    uint32_t h = (uint32_t(e) << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into inf: correct
+    return uint16_t(sign | h);
+  }
+  static float to_float(uint16_t h) {
+    uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    uint32_t x;
+    if (exp == 0x1f) {
+      x = sign | 0x7f800000u | (mant << 13);
+    } else if (exp == 0) {
+      if (mant == 0) {
+        x = sign;
+      } else {  // normalise the subnormal
+        int e = -1;
+        do {
+          ++e;
+          mant <<= 1;
+        } while (!(mant & 0x400u));
+        x = sign | (uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+      }
+    } else {
+      x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+};
+
+// bfloat16: the top half of a float32, rounded to nearest even.
+struct bf16 {
+  uint16_t bits = 0;
+  bf16() = default;
+  explicit bf16(float f) : bits(from_float(f)) {}
+  operator float() const { return to_float(bits); }
+
+  static uint16_t from_float(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return uint16_t(x >> 16);
+  }
+  static float to_float(uint16_t b) {
+    uint32_t x = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+};
+
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::F32;
+};
+template <>
+struct DTypeOf<f16> {
+  static constexpr DType value = DType::F16;
+};
+template <>
+struct DTypeOf<bf16> {
+  static constexpr DType value = DType::BF16;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::F64;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::U32;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::U8;
+};
+
+// Calls fn(T{}) with T the C++ type of `d`; backends use it to instantiate kernels.
+template <typename Fn>
+decltype(auto) dispatch_dtype(DType d, Fn&& fn) {
+  switch (d) {
+    case DType::F32: return fn(float{});
+    case DType::F16: return fn(f16{});
+    case DType::BF16: return fn(bf16{});
+    case DType::F64: return fn(double{});
+    case DType::I64: return fn(int64_t{});
+    case DType::U32: return fn(uint32_t{});
+    case DType::U8: break;
+  }
+  return fn(uint8_t{});
+}
+
+}  // namespace ember

@@ -1,0 +1,88 @@
+#include "error.h"
+
+#include "backend.h"
+
+namespace ember {
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  if (s.size() == 1) out += ",";
+  return out + ")";
+}
+
+void throw_invalid(const std::string& op, const std::string& what) {
+  throw Error(ErrorKind::InvalidArgument, op + ": " + what).with("op", op);
+}
+
+void throw_dim_out_of_range(const std::string& op, int64_t dim, int64_t ndim) {
+  std::string range = ndim == 0 ? "a 0-d tensor has no dims"
+                                : "expected a dim in [" + std::to_string(-ndim) + ", " +
+                                      std::to_string(ndim - 1) + "]";
+  throw Error(ErrorKind::IndexOutOfRange, "dim " + std::to_string(dim) + " is out of range in " +
+                                              op + " for a tensor of " + std::to_string(ndim) +
+                                              " dims: " + range)
+      .with("op", op)
+      .with("dim", dim)
+      .with("ndim", ndim);
+}
+
+void throw_shape_mismatch(const std::string& op, const Shape& lhs, const Shape& rhs,
+                          const std::string& why) {
+  throw Error(ErrorKind::ShapeMismatch, "shape mismatch in " + op + ": lhs has shape " +
+                                            shape_str(lhs) + ", rhs has shape " + shape_str(rhs) +
+                                            ": " + why)
+      .with("op", op)
+      .with("lhs", lhs)
+      .with("rhs", rhs);
+}
+
+void throw_dtype_mismatch(const std::string& op, DType lhs, DType rhs) {
+  throw Error(ErrorKind::DTypeMismatch, std::string("dtype mismatch in ") + op + ": lhs is " +
+                                            dtype_name(lhs) + ", rhs is " + dtype_name(rhs) +
+                                            ". Convert one side with .to_dtype(ember." +
+                                            dtype_name(lhs) + ") first")
+      .with("op", op)
+      .with("lhs", lhs)
+      .with("rhs", rhs);
+}
+
+void throw_unsupported_dtype(const std::string& op, DType dtype, const DevicePtr& device,
+                             const std::string& why) {
+  throw Error(ErrorKind::UnsupportedDType, std::string(op) + " does not support " +
+                                               dtype_name(dtype) + " on " + device->describe() +
+                                               (why.empty() ? "" : ": " + why))
+      .with("op", op)
+      .with("dtype", dtype)
+      .with("device", device);
+}
+
+void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const DevicePtr& rhs) {
+  std::string msg = "device mismatch in " + op + ": lhs is on " + lhs->describe() + ", rhs is on " +
+                    rhs->describe() + ". ";
+  if (lhs->kind() == rhs->kind() && lhs->ordinal() == rhs->ordinal()) {
+    msg += "These are two Device instances of the same " +
+           std::string(lhs->kind() == "cpu" ? "CPU" : "GPU") +
+           ", each with its own command queue, and work on one is not ordered with work on "
+           "the other. Create the device once and pass it along (or use ember.device(\"" +
+           lhs->spec() + "\")).";
+  } else {
+    msg += "ember never moves data implicitly: move one side first, e.g. rhs.to_device(" +
+           std::string("lhs.device)") + ".";
+  }
+  throw Error(ErrorKind::DeviceMismatch, msg).with("op", op).with("lhs", lhs).with("rhs", rhs);
+}
+
+void throw_out_of_memory(const DevicePtr& device, int64_t bytes) {
+  throw Error(ErrorKind::OutOfMemory, "out of memory on " + device->describe() +
+                                          ": could not allocate " + std::to_string(bytes) +
+                                          " bytes. Free tensors you no longer need, call "
+                                          "device.empty_cache(), or use smaller batches")
+      .with("device", device)
+      .with("bytes", bytes);
+}
+
+}  // namespace ember

@@ -1,0 +1,124 @@
+#include <cmath>
+#include <limits>
+
+#include "host_cast.h"
+#include "tensor.h"
+
+namespace ember {
+
+namespace {
+// Past this many bytes an allocation is certainly a mistake (and numel*size may overflow).
+constexpr int64_t kMaxBytes = int64_t(1) << 48;
+
+void check_device_dtype(const char* op, DType dtype, const DevicePtr& device) {
+  if (!device->supports_dtype(dtype))
+    throw_unsupported_dtype(op, dtype, device, "this backend has no kernels for it");
+}
+// A request beyond any machine's memory fails here, before size arithmetic can overflow.
+void check_bytes(int64_t numel, DType dtype, const DevicePtr& device) {
+  int64_t size = int64_t(dtype_size(dtype));
+  if (numel > kMaxBytes / size) throw_out_of_memory(device, numel * size);
+}
+}  // namespace
+
+void check_shape(const char* op, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw_invalid(op,
+                    "negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+    if (d != 0 && n > kMaxBytes / d)
+      throw_invalid(op, "shape " + shape_str(shape) + " has too many elements");
+    n *= d;
+  }
+}
+
+Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const char* op) {
+  check_shape(op, shape);
+  check_device_dtype(op, dtype, device);
+  int64_t n = shape_numel(shape);
+  check_bytes(n, dtype, device);
+  return Tensor(std::make_shared<Storage>(device->alloc_uninit(n, dtype)), Layout(shape));
+}
+
+Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device) {
+  Tensor t = empty(shape, dtype, device, "full");
+  t.storage()->impl().fill(t.layout(), value);
+  return t;
+}
+
+Tensor full_int(const Shape& shape, int64_t value, DType dtype, const DevicePtr& device) {
+  Tensor t = empty(shape, dtype, device, "full");
+  copy_into(from_host(&value, {}, DType::I64, device), t, "full");  // a broadcast cast
+  return t;
+}
+
+Tensor zeros(const Shape& shape, DType dtype, const DevicePtr& device) {
+  check_shape("zeros", shape);
+  check_device_dtype("zeros", dtype, device);
+  int64_t n = shape_numel(shape);
+  check_bytes(n, dtype, device);
+  return Tensor(std::make_shared<Storage>(device->zeros(n, dtype)), Layout(shape));
+}
+
+Tensor ones(const Shape& shape, DType dtype, const DevicePtr& device) {
+  return full(shape, 1.0, dtype, device);
+}
+
+Tensor from_host(const void* data, const Shape& shape, DType dtype, const DevicePtr& device) {
+  check_shape("tensor", shape);
+  check_device_dtype("tensor", dtype, device);
+  return Tensor(std::make_shared<Storage>(device->from_host(data, shape_numel(shape), dtype)),
+                Layout(shape));
+}
+
+namespace {
+Tensor from_doubles(const char* op, const std::vector<double>& values, const Shape& shape,
+                    DType dtype, const DevicePtr& device) {
+  check_device_dtype(op, dtype, device);
+  std::vector<unsigned char> host(values.size() * dtype_size(dtype));
+  cast_doubles(values.data(), int64_t(values.size()), dtype, host.data());
+  return from_host(host.data(), shape, dtype, device);
+}
+}  // namespace
+
+Tensor arange(double start, double stop, double step, DType dtype, const DevicePtr& device) {
+  if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop))
+    throw_invalid("arange", "start, stop and step must be finite and step non-zero");
+  double count = std::ceil((stop - start) / step);
+  if (count > double(kMaxBytes)) throw_invalid("arange", "too many elements");
+  int64_t n = count > 0 ? int64_t(count) : 0;
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = start + double(i) * step;
+  return from_doubles("arange", values, {n}, dtype, device);
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype, const DevicePtr& device) {
+  Shape shape{n, m};
+  check_shape("eye", shape);
+  std::vector<double> values(size_t(n * m), 0.0);
+  for (int64_t i = 0; i < std::min(n, m); ++i) values[size_t(i * m + i)] = 1.0;
+  return from_doubles("eye", values, shape, dtype, device);
+}
+
+namespace {
+Tensor random(const char* op, RandomDist dist, const Shape& shape, double a, double b, DType dtype,
+              const DevicePtr& device) {
+  if (!dtype_is_float(dtype))
+    throw_unsupported_dtype(op, dtype, device, "random values need a float dtype");
+  Tensor t = empty(shape, dtype, device, op);
+  auto [seed, counter] = device->take_random(uint64_t(t.numel()));
+  device->fill_random(t.storage()->impl(), dist, seed, counter, a, b);
+  return t;
+}
+}  // namespace
+
+Tensor rand(const Shape& shape, double lo, double hi, DType dtype, const DevicePtr& device) {
+  return random("rand", RandomDist::Uniform, shape, lo, hi, dtype, device);
+}
+
+Tensor randn(const Shape& shape, double mean, double std, DType dtype, const DevicePtr& device) {
+  return random("randn", RandomDist::Normal, shape, mean, std, dtype, device);
+}
+
+}  // namespace ember

@@ -1,0 +1,78 @@
+#include "tensor.h"
+
+namespace ember {
+
+namespace {
+
+bool is_index_dtype(DType d) {
+  return d == DType::I64 || d == DType::U32 || d == DType::U8;
+}
+
+int64_t scalar_i64(const Tensor& t) {
+  int64_t v = 0;
+  to_host(to_dtype(t, DType::I64), &v);
+  return v;
+}
+
+// Every index must lie in [0, size): checked here once, for every backend, so that
+// no kernel ever reads out of bounds.
+void check_index_range(const char* op, const Tensor& ids, int64_t size) {
+  if (ids.numel() == 0) return;
+  int64_t lo = scalar_i64(reduce(ReduceOp::Min, ids, {}, false));
+  int64_t hi = scalar_i64(reduce(ReduceOp::Max, ids, {}, false));
+  if (lo < 0 || hi >= size) {
+    int64_t bad = lo < 0 ? lo : hi;
+    throw Error(ErrorKind::IndexOutOfRange, std::string(op) + ": index " + std::to_string(bad) +
+                                                " is out of range for a dim of size " +
+                                                std::to_string(size) + " (indices must be in [0, " +
+                                                std::to_string(size) + "))")
+        .with("op", std::string(op))
+        .with("index", bad)
+        .with("size", size);
+  }
+}
+
+void check_index_dtype(const char* op, const Tensor& ids) {
+  if (!is_index_dtype(ids.dtype()))
+    throw_unsupported_dtype(op, ids.dtype(), ids.device(),
+                            "indices must be int64, uint32 or uint8");
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids) {
+  int64_t d = wrap_dim("index_select", dim, t.ndim());
+  if (ids.ndim() != 1)
+    throw_shape_mismatch("index_select", t.shape(), ids.shape(), "indices must be 1-D");
+  Storage::check_same_device("index_select", *t.storage(), *ids.storage());
+  check_index_dtype("index_select", ids);
+  check_index_range("index_select", ids, t.shape()[size_t(d)]);
+  Shape shape = t.shape();
+  shape[size_t(d)] = ids.numel();
+  Tensor out = empty(shape, t.dtype(), t.device(), "index_select");
+  StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
+  t.storage()->impl().index_select(t.layout(), d, ids.storage()->impl(), ids.layout(),
+                                   out.storage()->impl());
+  return out;
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids) {
+  int64_t d = wrap_dim("gather", dim, t.ndim());
+  if (ids.ndim() != t.ndim())
+    throw_shape_mismatch("gather", t.shape(), ids.shape(),
+                         "indices need as many dims as the input");
+  for (int64_t i = 0; i < t.ndim(); ++i)
+    if (i != d && ids.shape()[size_t(i)] > t.shape()[size_t(i)])
+      throw_shape_mismatch("gather", t.shape(), ids.shape(),
+                           "indices may not be larger than the input in dim " + std::to_string(i));
+  Storage::check_same_device("gather", *t.storage(), *ids.storage());
+  check_index_dtype("gather", ids);
+  check_index_range("gather", ids, t.shape()[size_t(d)]);
+  Tensor out = empty(ids.shape(), t.dtype(), t.device(), "gather");
+  StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
+  t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
+                             out.storage()->impl());
+  return out;
+}
+
+}  // namespace ember

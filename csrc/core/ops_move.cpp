@@ -1,0 +1,58 @@
+#include "tensor.h"
+
+namespace ember {
+
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous() && t.layout().offset() == 0 && t.storage()->numel() == t.numel()) return t;
+  return clone(t);
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = empty(t.shape(), t.dtype(), t.device(), "contiguous");
+  StorageLocks locks({t.storage().get()}, {out.storage().get()});
+  t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), out.layout());
+  return out;
+}
+
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  DevicePtr dev = t.device();
+  if (!dev->supports_dtype(dtype))
+    throw_unsupported_dtype("to_dtype", dtype, dev, "this backend has no kernels for it");
+  Tensor out = empty(t.shape(), dtype, dev, "to_dtype");
+  StorageLocks locks({t.storage().get()}, {out.storage().get()});
+  t.storage()->impl().cast(t.layout(), out.storage()->impl(), out.layout());
+  return out;
+}
+
+void copy_into(const Tensor& src, const Tensor& dst, const char* op) {
+  Layout src_layout = src.layout().broadcast_to(op, dst.shape());
+  Storage::check_same_device(op, *dst.storage(), *src.storage());
+  StorageLocks locks({src.storage().get()}, {dst.storage().get()});
+  if (src.dtype() == dst.dtype())
+    src.storage()->impl().copy_strided(src_layout, dst.storage()->impl(), dst.layout());
+  else
+    src.storage()->impl().cast(src_layout, dst.storage()->impl(), dst.layout());
+}
+
+Tensor to_device(const Tensor& t, const DevicePtr& device) {
+  if (t.device()->same_device(*device)) return t;
+  if (!device->supports_dtype(t.dtype()))
+    throw_unsupported_dtype("to_device", t.dtype(), device,
+                            "convert first, e.g. t.to_dtype(ember.float32).to_device(dst)");
+  Tensor src = contiguous(t);
+  std::shared_ptr<Storage> moved;
+  {
+    StorageLocks locks({src.storage().get()}, {});
+    moved = src.storage()->copy_to(device);
+  }
+  return Tensor(std::move(moved), Layout(t.shape()));
+}
+
+void to_host(const Tensor& t, void* dst) {
+  Tensor src = contiguous(t);  // exactly t's elements, from offset 0
+  StorageLocks locks({src.storage().get()}, {});
+  src.storage()->impl().to_host(dst);
+}
+
+}  // namespace ember

@@ -1,0 +1,112 @@
+#include <algorithm>
+
+#include "tensor.h"
+
+namespace ember {
+
+namespace {
+
+// Wraps dims, rejects repeats; empty means every dim.
+std::vector<bool> reduced_mask(const char* op, const Tensor& t, const Dims& dims) {
+  std::vector<bool> mask(size_t(t.ndim()), dims.empty());
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(op, d, t.ndim());
+    if (mask[size_t(w)]) throw_invalid(op, "dim " + std::to_string(d) + " appears twice");
+    mask[size_t(w)] = true;
+  }
+  return mask;
+}
+
+// Reduces the dims in `mask` with the backend, which wants them last.
+Tensor reduce_masked(ReduceOp op, const Tensor& t, const std::vector<bool>& mask, bool keepdim,
+                     DType out_dtype) {
+  const char* name = reduce_name(op);
+  Dims order;
+  Shape kept, keep_shape;
+  int64_t reduced_count = 1, n_reduced = 0;
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (!mask[size_t(d)]) {
+      order.push_back(d);
+      kept.push_back(t.shape()[size_t(d)]);
+    }
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (mask[size_t(d)]) {
+      order.push_back(d);
+      reduced_count *= t.shape()[size_t(d)];
+      ++n_reduced;
+    }
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    keep_shape.push_back(mask[size_t(d)] ? 1 : t.shape()[size_t(d)]);
+  if (op != ReduceOp::Sum && reduced_count == 0 && shape_numel(kept) > 0)
+    throw_invalid(name, "cannot reduce a zero-size dim (shape " + shape_str(t.shape()) +
+                            "): there is no identity for " + name);
+  Tensor dst = empty(kept, out_dtype, t.device(), name);
+  {
+    StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+    t.storage()->impl().reduce(op, t.layout().permute(order), n_reduced, dst.storage()->impl());
+  }
+  return keepdim ? dst.view_as(Layout(keep_shape)) : dst;
+}
+
+}  // namespace
+
+Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim) {
+  const char* name = reduce_name(op);
+  auto mask = reduced_mask(name, t, dims);
+  if (!t.device()->supports_dtype(t.dtype()))
+    throw_unsupported_dtype(name, t.dtype(), t.device(), "this backend has no kernels for it");
+  DType out = (op == ReduceOp::Sum && !dtype_is_float(t.dtype())) ? DType::I64 : t.dtype();
+  return reduce_masked(op, t, mask, keepdim, out);
+}
+
+Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {
+  if (!dtype_is_float(t.dtype()))
+    throw_unsupported_dtype("mean", t.dtype(), t.device(),
+                            "it needs a float dtype; use t.to_dtype(ember.float32).mean()");
+  auto mask = reduced_mask("mean", t, dims);
+  int64_t count = 1;
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (mask[size_t(d)]) count *= t.shape()[size_t(d)];
+  Tensor s = reduce_masked(ReduceOp::Sum, t, mask, keepdim, t.dtype());
+  return affine(s, 1.0 / double(count), 0.0);
+}
+
+Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  const char* name = reduce_name(op);
+  if (!dim) {
+    Tensor flat = reshape(t, {t.numel()});
+    Tensor r = reduce_masked(op, flat, {true}, false, DType::I64);
+    return keepdim ? r.view_as(Layout(Shape(size_t(t.ndim()), 1))) : r;
+  }
+  if (t.ndim() == 0) {  // numpy allows axis 0 / -1 on a 0-d array
+    if (*dim != 0 && *dim != -1) throw_dim_out_of_range(name, *dim, 0);
+    return arg_reduce(op, t, std::nullopt, keepdim);
+  }
+  std::vector<bool> mask(size_t(t.ndim()), false);
+  mask[size_t(wrap_dim(name, *dim, t.ndim()))] = true;
+  return reduce_masked(op, t, mask, keepdim, DType::I64);
+}
+
+Tensor softmax(const Tensor& t, int64_t dim, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  if (t.ndim() == 0) return softmax(unsqueeze(t, 0), 0, log).view_as(Layout(Shape{}));
+  int64_t d = wrap_dim(name, dim, t.ndim());
+  if (!dtype_is_float(t.dtype()))
+    throw_unsupported_dtype(name, t.dtype(), t.device(), "it needs a float dtype");
+  if (!t.device()->supports_dtype(t.dtype()))
+    throw_unsupported_dtype(name, t.dtype(), t.device(), "this backend has no kernels for it");
+  Dims order, inverse(size_t(t.ndim()));
+  for (int64_t i = 0; i < t.ndim(); ++i)
+    if (i != d) order.push_back(i);
+  order.push_back(d);
+  for (size_t i = 0; i < order.size(); ++i) inverse[size_t(order[i])] = int64_t(i);
+  Layout src = t.layout().permute(order);
+  Tensor dst = empty(src.shape(), t.dtype(), t.device(), name);
+  {
+    StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+    t.storage()->impl().softmax(src, log, dst.storage()->impl());
+  }
+  return dst.view_as(dst.layout().permute(inverse));
+}
+
+}  // namespace ember

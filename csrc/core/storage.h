@@ -1,0 +1,54 @@
+// Storage: one backend buffer behind a reader-writer lock. It is the one place
+// that checks "same device" before a multi-input op and that knows the move table.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+
+namespace ember {
+
+class Storage {
+ public:
+  explicit Storage(std::unique_ptr<BackendStorage> impl) : impl_(std::move(impl)) {}
+  BackendStorage& impl() { return *impl_; }
+  const BackendStorage& impl() const { return *impl_; }
+  DType dtype() const { return impl_->dtype(); }
+  int64_t numel() const { return impl_->numel(); }
+  const DevicePtr& device() const { return impl_->device(); }
+  std::shared_mutex& mutex() const { return mu_; }
+
+  // Raises DeviceMismatch naming `op` when the two live on different Devices.
+  static void check_same_device(const std::string& op, const Storage& lhs, const Storage& rhs);
+  // A copy of all elements on `dst`, following the move table of the design (§2).
+  std::shared_ptr<Storage> copy_to(const DevicePtr& dst) const;
+
+ private:
+  std::unique_ptr<BackendStorage> impl_;
+  mutable std::shared_mutex mu_;
+};
+
+// Holds shared locks on the inputs and exclusive locks on the outputs of one op,
+// taken in address order (so two ops never deadlock) and once per storage.
+class StorageLocks {
+ public:
+  StorageLocks(std::initializer_list<const Storage*> reads,
+               std::initializer_list<const Storage*> writes);
+  ~StorageLocks();
+  StorageLocks(const StorageLocks&) = delete;
+  StorageLocks& operator=(const StorageLocks&) = delete;
+
+ private:
+  struct Entry {
+    std::shared_mutex* mu;
+    bool write;
+  };
+  Entry entries_[6];
+  int n_ = 0;
+};
+
+}  // namespace ember

@@ -1,0 +1,99 @@
+// Tensor: a Storage, a Layout that views it, and the op set. Ops check shapes,
+// then devices, then dtypes, then hand layouts to the backend.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage.h"
+
+namespace ember {
+
+class Tensor {
+ public:
+  Tensor(std::shared_ptr<Storage> storage, Layout layout)
+      : storage_(std::move(storage)), layout_(std::move(layout)) {}
+
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  const Layout& layout() const { return layout_; }
+  const Shape& shape() const { return layout_.shape(); }
+  int64_t ndim() const { return layout_.ndim(); }
+  int64_t numel() const { return layout_.numel(); }
+  DType dtype() const { return storage_->dtype(); }
+  const DevicePtr& device() const { return storage_->device(); }
+  bool is_contiguous() const { return layout_.is_contiguous(); }
+  // A view of the same storage.
+  Tensor view_as(Layout layout) const { return Tensor(storage_, std::move(layout)); }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  Layout layout_;
+};
+
+using Dims = std::vector<int64_t>;
+
+// ---- creation (ops_create.cpp)
+void check_shape(const char* op, const Shape& shape);  // no negatives, no overflow
+Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const char* op = "empty");
+Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device);
+// Integers exactly (a double holds only 53 bits); the value must fit dtype.
+Tensor full_int(const Shape& shape, int64_t value, DType dtype, const DevicePtr& device);
+Tensor zeros(const Shape& shape, DType dtype, const DevicePtr& device);
+Tensor ones(const Shape& shape, DType dtype, const DevicePtr& device);
+Tensor arange(double start, double stop, double step, DType dtype, const DevicePtr& device);
+Tensor eye(int64_t n, int64_t m, DType dtype, const DevicePtr& device);
+Tensor rand(const Shape& shape, double lo, double hi, DType dtype, const DevicePtr& device);
+Tensor randn(const Shape& shape, double mean, double std, DType dtype, const DevicePtr& device);
+// From contiguous host data of the given dtype (copied).
+Tensor from_host(const void* data, const Shape& shape, DType dtype, const DevicePtr& device);
+
+// ---- moves and host copies (ops_move.cpp)
+Tensor to_device(const Tensor& t, const DevicePtr& device);
+Tensor to_dtype(const Tensor& t, DType dtype);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+void copy_into(const Tensor& src, const Tensor& dst, const char* op);  // shapes broadcast
+// Copies the elements (row-major) into host memory of t.numel() * dtype_size bytes.
+void to_host(const Tensor& t, void* dst);
+
+// ---- elementwise (ops_elementwise.cpp). `out`, when given, receives the result.
+Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out = std::nullopt);
+Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi);
+Tensor affine(const Tensor& t, double mul, double add);
+Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs,
+              const std::optional<Tensor>& out = std::nullopt);
+Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs);
+Tensor where(const Tensor& cond, const Tensor& on_true, const Tensor& on_false);
+
+// ---- reductions (ops_reduce.cpp); empty dims = all dims
+Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim);
+Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);
+// argmax/argmin over one dim, or over the flattened tensor when dim is empty
+Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim);
+Tensor softmax(const Tensor& t, int64_t dim, bool log);
+
+// ---- linear algebra (ops_matmul.cpp)
+Tensor matmul(const Tensor& lhs, const Tensor& rhs);
+
+// ---- shape (ops_shape.cpp): views unless said otherwise
+Tensor reshape(const Tensor& t, Shape shape);  // copies when the strides need it
+Tensor view(const Tensor& t, Shape shape);     // never copies; raises if it would have to
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& t, const Dims& order);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t len);
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor squeeze(const Tensor& t, std::optional<int64_t> dim);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor flatten(const Tensor& t, int64_t start, int64_t end);
+Tensor broadcast_to(const Tensor& t, const Shape& shape);
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim);  // copies
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
+
+// ---- indexing (ops_index.cpp): copies
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids);
+
+}  // namespace ember

@@ -1,0 +1,117 @@
+#include "allocator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace ember::cpu {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr size_t kSmall = 4096;                 // below this, malloc's own bins are fine
+constexpr size_t kMaxCached = size_t(1) << 31;  // keep at most 2 GiB of free blocks
+
+// Size classes: four steps per power of two, so at most 25% is wasted.
+size_t size_class(size_t bytes) {
+  if (bytes <= kSmall) return (bytes + kAlign - 1) / kAlign * kAlign;
+  size_t p = size_t(1) << (63 - __builtin_clzll(bytes - 1));  // largest power of 2 < bytes
+  size_t step = p / 4;
+  return (bytes + step - 1) / step * step;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free_blocks;
+  size_t cached = 0, in_use = 0, peak = 0;  // large blocks, under mu
+  std::atomic<int64_t> small_in_use{0};
+  int64_t hits = 0, misses = 0;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // outlives every tensor freed at exit
+  return *c;
+}
+
+}  // namespace
+
+void* host_alloc(size_t bytes) {
+  size_t size = size_class(bytes == 0 ? kAlign : bytes);
+  Cache& c = cache();
+  if (size <= kSmall) {  // small blocks: plain malloc (16-byte aligned, fast bins), no lock
+    c.small_in_use.fetch_add(int64_t(size), std::memory_order_relaxed);
+    return std::malloc(size);
+  }
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.free_blocks.find(size);
+    if (it != c.free_blocks.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.cached -= size;
+      c.in_use += size;
+      c.peak = std::max(c.peak, c.in_use);
+      ++c.hits;
+      return p;
+    }
+    ++c.misses;
+  }
+  void* p = std::aligned_alloc(kAlign, size);
+  if (!p) {
+    host_empty_cache();  // give cached blocks back and try once more
+    p = std::aligned_alloc(kAlign, size);
+    if (!p) return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.in_use += size;
+  c.peak = std::max(c.peak, c.in_use);
+  return p;
+}
+
+void host_free(void* p, size_t bytes) {
+  if (!p) return;
+  size_t size = size_class(bytes == 0 ? kAlign : bytes);
+  Cache& c = cache();
+  if (size <= kSmall) {
+    c.small_in_use.fetch_sub(int64_t(size), std::memory_order_relaxed);
+    std::free(p);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.in_use -= size;
+    if (c.cached + size <= kMaxCached) {
+      c.free_blocks[size].push_back(p);
+      c.cached += size;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+void host_empty_cache() {
+  std::vector<void*> blocks;
+  {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (auto& [size, list] : c.free_blocks) blocks.insert(blocks.end(), list.begin(), list.end());
+    c.free_blocks.clear();
+    c.cached = 0;
+  }
+  for (void* p : blocks) std::free(p);
+}
+
+std::map<std::string, int64_t> host_memory_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return {{"bytes_in_use", int64_t(c.in_use) + c.small_in_use.load()},
+          {"bytes_cached", int64_t(c.cached)},
+          {"peak_bytes_in_use", int64_t(c.peak)},
+          {"cache_hits", c.hits},
+          {"cache_misses", c.misses}};
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,70 @@
+// Casts between dtypes, strided copies, and fills.
+#include <cstring>
+
+#include "core/host_cast.h"
+#include "cpu_backend.h"
+#include "elementwise.h"
+
+namespace ember::cpu {
+
+namespace {
+
+// One element from S to D; float -> integer saturates (no UB on NaN or overflow).
+template <typename D, typename S>
+D convert(S x) {
+  if constexpr (std::is_same_v<D, S>) {
+    return x;
+  } else if constexpr (is_float_v<S> && std::is_integral_v<D>) {
+    return saturate_cast<D>(double(compute_t<S>(x)));
+  } else if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) {
+    return D(float(compute_t<S>(x)));
+  } else {
+    return D(compute_t<S>(x));
+  }
+}
+
+}  // namespace
+
+void CpuStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const {
+  dispatch_dtype(dtype_, [&](auto stag) {
+    using S = decltype(stag);
+    dispatch_dtype(dst.dtype(), [&](auto dtag) {
+      using D = decltype(dtag);
+      map1(ptr<S>(), src, as_cpu(dst).ptr<D>(), dst_layout, [](S x) { return convert<D>(x); });
+    });
+  });
+}
+
+void CpuStorage::copy_strided(const Layout& src, BackendStorage& dst,
+                              const Layout& dst_layout) const {
+  size_t es = dtype_size(dtype_);
+  if (src.is_contiguous() && dst_layout.is_contiguous()) {
+    std::memcpy(static_cast<char*>(as_cpu(dst).data()) + dst_layout.offset() * es,
+                static_cast<const char*>(data_) + src.offset() * es, size_t(src.numel()) * es);
+    return;
+  }
+  // Copies move bits, so one loop per element size serves every dtype.
+  auto go = [&](auto tag) {
+    using B = decltype(tag);
+    map1(ptr<B>(), src, as_cpu(dst).ptr<B>(), dst_layout, [](B x) { return x; });
+  };
+  switch (es) {
+    case 1: return go(uint8_t{});
+    case 2: return go(uint16_t{});
+    case 4: return go(uint32_t{});
+    default: return go(uint64_t{});
+  }
+}
+
+void CpuStorage::fill(const Layout& dst_layout, double value) {
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T v = saturate_cast<T>(value);
+    T* out = ptr<T>();
+    walk<1>(dst_layout.shape(), {&dst_layout}, [&](const auto& off, int64_t n, const auto& st) {
+      for (int64_t i = 0; i < n; ++i) out[off[0] + i * st[0]] = v;
+    });
+  });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,111 @@
+// The CPU device: host buffers from the caching allocator, random fills, and
+// registration with core.
+#include <cstring>
+#include <fstream>
+
+#include "allocator.h"
+#include "blas.h"
+#include "core/random.h"
+#include "cpu_backend.h"
+#include "elementwise.h"
+#include "parallel.h"
+
+namespace ember::cpu {
+
+CpuStorage::CpuStorage(DevicePtr device, DType dtype, int64_t numel)
+    : device_(std::move(device)), dtype_(dtype), numel_(numel) {
+  size_t bytes = size_t(numel) * dtype_size(dtype);
+  data_ = host_alloc(bytes);
+  if (!data_) throw_out_of_memory(device_, int64_t(bytes));
+}
+
+CpuStorage::~CpuStorage() {
+  host_free(data_, size_t(numel_) * dtype_size(dtype_));
+}
+
+void CpuStorage::to_host(void* dst) const {
+  std::memcpy(dst, data_, size_t(numel_) * dtype_size(dtype_));
+}
+
+std::string CpuDevice::name() const {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "host CPU";
+}
+
+std::unique_ptr<BackendStorage> CpuDevice::alloc_uninit(int64_t numel, DType dtype) {
+  return std::make_unique<CpuStorage>(shared_from_this(), dtype, numel);
+}
+
+std::unique_ptr<BackendStorage> CpuDevice::zeros(int64_t numel, DType dtype) {
+  auto s = std::make_unique<CpuStorage>(shared_from_this(), dtype, numel);
+  std::memset(s->data(), 0,
+              size_t(numel) * dtype_size(dtype));  // all-zero bits is 0 in every dtype
+  return s;
+}
+
+std::unique_ptr<BackendStorage> CpuDevice::from_host(const void* data, int64_t numel, DType dtype) {
+  auto s = std::make_unique<CpuStorage>(shared_from_this(), dtype, numel);
+  std::memcpy(s->data(), data, size_t(numel) * dtype_size(dtype));
+  return s;
+}
+
+namespace {
+
+int significand_bits(DType d) {
+  switch (d) {
+    case DType::F16: return 11;
+    case DType::BF16: return 8;
+    case DType::F64: return 53;
+    default: return 24;
+  }
+}
+
+}  // namespace
+
+void CpuDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
+                            double a, double b) {
+  const int bits = significand_bits(dst.dtype());
+  dispatch_dtype(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* out = as_cpu(dst).ptr<T>();
+    parallel_for(dst.numel(), kParallelGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const uint64_t c = counter + uint64_t(i);
+        if (dist == RandomDist::Normal) {
+          out[i] = T(a + b * random_normal(seed, c));
+          continue;
+        }
+        T v = T(a + (b - a) * random_uniform(seed, c, bits));
+        // [a, b) must hold after rounding to T too: a value rounded up to b becomes a.
+        out[i] = double(compute_t<T>(v)) < b || !(b > a) ? v : T(a);
+      }
+    });
+  });
+}
+
+std::map<std::string, std::string> CpuDevice::info() const {
+  return {{"blas", blas_name()},
+          {"blas_threads", std::to_string(blas_threads())},
+          {"threads", std::to_string(num_threads())}};
+}
+
+void CpuDevice::empty_cache() {
+  host_empty_cache();
+}
+
+std::map<std::string, int64_t> CpuDevice::memory_stats() const {
+  return host_memory_stats();
+}
+
+namespace {
+
+// The CPU is always present: one device, ordinal 0.
+const bool registered = register_backend(
+    BackendFactory{"cpu", [] { return int64_t(1); }, [] { return std::string(); },
+                   [](int64_t, bool) -> DevicePtr { return std::make_shared<CpuDevice>(); }});
+
+}  // namespace
+
+}  // namespace ember::cpu

@@ -1,0 +1,66 @@
+// softmax and log_softmax over the last dim, computed in float (double for f64).
+#include <cmath>
+#include <vector>
+
+#include "cpu_backend.h"
+#include "elementwise.h"
+#include "vec_math.h"
+
+namespace ember::cpu {
+
+namespace {
+
+template <typename T>
+void softmax_row(const T* x, int64_t stride, int64_t n, bool log, T* y) {
+  using C = compute_t<T>;
+  C mx = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, C(x[i * stride]));
+  if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: keep exp() finite
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1 && !log) {  // dense float rows: vectorised exp in place
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
+      exp_f32(y, y, n);
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += y[i];
+      const float inv = float(1.0 / sum);
+      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      return;
+    }
+  }
+  C sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(C(x[i * stride]) - mx);
+  if (log) {
+    // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
+    C log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = T((C(x[i * stride]) - mx) - log_sum);
+  } else {
+    C inv = C(1) / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] = T(std::exp(C(x[i * stride]) - mx) * inv);
+  }
+}
+
+}  // namespace
+
+void CpuStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const {
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      const int64_t nd = src.ndim(), n = src.dim(nd - 1), stride = src.strides().back();
+      const int64_t rows = n == 0 ? 0 : src.numel() / n;
+      const T* in = ptr<T>();
+      T* out = as_cpu(dst).ptr<T>();
+      // Rows are independent: split them across cores, each row's offset from its number.
+      parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t r = lo; r < hi; ++r) {
+                       int64_t off = src.offset();
+                       for (int64_t d = nd - 1, q = r; d-- > 0; q /= src.dim(d))
+                         off += (q % src.dim(d)) * src.strides()[size_t(d)];
+                       softmax_row(in + off, stride, n, log, out + r * n);
+                     }
+                   });
+    }
+  });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,190 @@
+// Python values as op arguments: ints, shapes, dims, and numbers used as operands.
+// A bad value raises InvalidArgumentError naming the op, never a crash.
+#include <pybind11/gil_safe_call_once.h>
+
+#include <cmath>
+#include <string>
+
+#include "bindings.h"
+
+namespace ember::python {
+
+namespace {
+
+[[noreturn]] void throw_bad(const char* op, const std::string& what, py::handle obj) {
+  throw_invalid(op, what + ", got an object of type " + Py_TYPE(obj.ptr())->tp_name);
+}
+
+PyObject* tensor_type() {
+  static PyObject* type = py::type::of<Tensor>().ptr();  // registered before any call
+  return type;
+}
+
+// numpy's scalar types, to accept np.float32(2) and friends as numbers.
+struct NumpyScalarTypes {
+  py::object generic, boolean, integer, floating;
+};
+
+const NumpyScalarTypes& numpy_scalars() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<NumpyScalarTypes> storage;
+  return storage
+      .call_once_and_store_result([] {
+        py::module_ np = py::module_::import("numpy");
+        return NumpyScalarTypes{np.attr("generic"), np.attr("bool_"), np.attr("integer"),
+                                np.attr("floating")};
+      })
+      .get_stored();
+}
+
+// isinstance that never leaves a Python error behind (an odd __class__ can raise).
+bool is_instance(PyObject* o, PyObject* type) {
+  int r = PyObject_IsInstance(o, type);
+  if (r < 0) PyErr_Clear();
+  return r == 1;
+}
+
+Number read_int(PyObject* o) {
+  Number n;
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow) {
+    n.kind = Number::BigInt;
+    n.f = PyLong_AsDouble(o);
+    if (PyErr_Occurred()) {  // beyond double's range too
+      PyErr_Clear();
+      n.f = overflow > 0 ? HUGE_VAL : -HUGE_VAL;
+    }
+    return n;
+  }
+  n.kind = Number::Int;
+  n.i = v;
+  n.f = double(v);
+  return n;
+}
+
+Number read_numpy_scalar(PyObject* o) {
+  const NumpyScalarTypes& np = numpy_scalars();
+  Number n;
+  if (is_instance(o, np.boolean.ptr())) {
+    n.kind = Number::Int;
+    n.i = PyObject_IsTrue(o) == 1;
+    n.f = double(n.i);
+  } else if (is_instance(o, np.integer.ptr())) {
+    auto index = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+    if (!index) throw py::error_already_set();
+    n = read_int(index.ptr());
+  } else if (is_instance(o, np.floating.ptr())) {
+    n.kind = Number::Float;
+    n.f = PyFloat_AsDouble(o);
+    if (PyErr_Occurred()) throw py::error_already_set();
+  }
+  return n;
+}
+
+bool fits(const Number& n, DType dtype) {
+  if (n.kind != Number::Int) return false;
+  switch (dtype) {
+    case DType::U32: return n.i >= 0 && n.i <= int64_t(UINT32_MAX);
+    case DType::U8: return n.i >= 0 && n.i <= 255;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+bool is_tensor(py::handle obj) {
+  PyObject* type = tensor_type();
+  return Py_TYPE(obj.ptr()) == reinterpret_cast<PyTypeObject*>(type) ||
+         is_instance(obj.ptr(), type);
+}
+
+int64_t int_arg(py::handle obj, const char* op) {
+  PyObject* o = obj.ptr();
+  if (!PyLong_Check(o) && (PyFloat_Check(o) || !PyIndex_Check(o)))
+    throw_bad(op, "expected an integer", obj);
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow)
+    throw_invalid(op,
+                  "the integer " + py::repr(obj).cast<std::string>() + " does not fit in 64 bits");
+  return v;
+}
+
+Shape shape_arg(py::handle obj, const char* op) {
+  PyObject* o = obj.ptr();
+  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) return {int_arg(obj, op)};
+  if (!PyTuple_Check(o) && !PyList_Check(o))
+    throw_bad(op, "expected a shape (ints, or a tuple or list of ints)", obj);
+  Shape shape;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj))
+    shape.push_back(int_arg(item, op));
+  return shape;
+}
+
+Shape shape_args(const py::args& args, const char* op) {
+  if (args.size() == 1) return shape_arg(args[0], op);
+  Shape shape;
+  for (py::handle item : args) shape.push_back(int_arg(item, op));
+  return shape;
+}
+
+Dims dims_arg(py::handle obj, const char* op) {
+  if (obj.is_none()) return {};
+  return shape_arg(obj, op);  // the same rules: an int or a tuple/list of ints
+}
+
+Number read_number(py::handle obj) {
+  PyObject* o = obj.ptr();
+  if (PyFloat_Check(o)) {
+    Number n;
+    n.kind = Number::Float;
+    n.f = PyFloat_AS_DOUBLE(o);
+    return n;
+  }
+  if (PyLong_Check(o)) return read_int(o);  // bool included: True is 1
+  if (PyUnicode_Check(o) || o == Py_None) return {};
+  return read_numpy_scalar(o);
+}
+
+Tensor number_tensor(const Number& n, DType dtype, const DevicePtr& device, const char* op) {
+  if (dtype_is_float(dtype)) return full({}, n.f, dtype, device);
+  if (n.kind == Number::Float)
+    throw_invalid(op, std::string("a Python float needs a float tensor, not ") + dtype_name(dtype));
+  if (!fits(n, dtype))
+    throw_invalid(op, (n.kind == Number::Int ? "the Python integer " + std::to_string(n.i)
+                                             : std::string("a Python integer")) +
+                          " is out of range for dtype " + dtype_name(dtype));
+  // Past 2**53 a double would round the value: copy the exact int64 instead.
+  if (n.i > (int64_t(1) << 53) || n.i < -(int64_t(1) << 53))
+    return from_host(&n.i, {}, DType::I64, device);
+  return full({}, double(n.i), dtype, device);
+}
+
+std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle other,
+                                                  bool other_left, const char* op) {
+  if (is_tensor(other)) {
+    const Tensor& o = other.cast<const Tensor&>();
+    return other_left ? std::make_pair(o, t) : std::make_pair(t, o);
+  }
+  Number n = read_number(other);
+  if (n.kind == Number::None) return std::nullopt;
+  Tensor base = t;
+  if (n.kind == Number::Float && !dtype_is_float(t.dtype()))
+    base = gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return to_dtype(t, DType::F32); });
+  Tensor scalar = number_tensor(n, base.dtype(), base.device(), op);
+  return other_left ? std::make_pair(scalar, base) : std::make_pair(base, scalar);
+}
+
+Tensor index_arg(py::handle ids, const Tensor& t) {
+  if (is_tensor(ids)) return ids.cast<Tensor>();
+  // Lists and arrays go through ember.tensor (ints become int64) onto t's device.
+  py::object made =
+      py::module_::import("ember").attr("tensor")(ids, py::arg("device") = t.device());
+  Tensor out = made.cast<Tensor>();
+  // An empty list reads as float32; as indices it means "no indices".
+  return out.numel() == 0 && dtype_is_float(out.dtype()) ? to_dtype(out, DType::I64) : out;
+}
+
+}  // namespace ember::python

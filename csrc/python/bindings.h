@@ -1,0 +1,80 @@
+// Shared pieces of the ember._core bindings: argument conversion from Python values
+// and the per-file registration functions. Bindings and translation only, no kernels.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/device.h"
+#include "core/tensor.h"
+
+namespace ember::python {
+
+namespace py = pybind11;
+
+// Below this many elements releasing the GIL costs more than the kernel itself.
+constexpr int64_t kReleaseGilNumel = 32768;
+
+// Runs fn with the GIL released when `big`; tiny tensors keep it (cheaper).
+template <typename Fn>
+decltype(auto) gil_free_if(bool big, Fn&& fn) {
+  if (big) {
+    py::gil_scoped_release release;
+    return fn();
+  }
+  return fn();
+}
+
+// ---- registration, one per file (module.cpp calls them in this order)
+void bind_errors(py::module_& m);
+void bind_dtype(py::module_& m);
+void bind_device(py::module_& m);
+py::class_<Tensor> bind_tensor(py::module_& m);
+void bind_index(py::class_<Tensor>& cls);
+void bind_ops(py::module_& m, py::class_<Tensor>& cls);
+void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
+
+// ---- dtype.cpp
+DType dtype_arg(py::handle obj);  // a DType, a numpy dtype or type, or a name ("f4")
+std::optional<DType> optional_dtype(py::handle obj);  // None -> nullopt
+py::object dtype_object(DType d);                     // the module's singleton for d
+
+// ---- device.cpp
+DevicePtr device_arg(py::handle obj);  // a Device, a spec string, or None (the CPU)
+DevicePtr stamped(DevicePtr device);   // records the Python caller as its creation site
+
+// ---- args.cpp: Python values as op arguments; bad values raise InvalidArgumentError
+bool is_tensor(py::handle obj);
+int64_t int_arg(py::handle obj, const char* op);
+Shape shape_arg(py::handle obj, const char* op);         // an int or a tuple/list of ints
+Shape shape_args(const py::args& args, const char* op);  // f(2, 3) or f((2, 3))
+Dims dims_arg(py::handle obj, const char* op);           // None (all), an int, or a tuple
+
+// A Python number (int, float, bool, numpy scalar) read for use as an operand.
+struct Number {
+  enum Kind { None, Int, BigInt, Float } kind = None;
+  int64_t i = 0;  // Int
+  double f = 0;   // Float, and the value of Int / BigInt as a double
+};
+Number read_number(py::handle obj);
+// A 0-d tensor holding n with the given dtype on the given device.
+Tensor number_tensor(const Number& n, DType dtype, const DevicePtr& device, const char* op);
+// The two operands of a binary op, a number taking the tensor's dtype (a float with
+// an integer tensor promotes both to float32); nullopt when `other` is neither.
+std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle other,
+                                                  bool other_left, const char* op);
+// ids for index_select/gather: a Tensor, or anything ember.tensor takes, on t's device.
+Tensor index_arg(py::handle ids, const Tensor& t);
+
+// ---- ops.cpp
+// A binary op with the GIL released for large operands; `out` receives the result.
+Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b,
+                  const std::optional<Tensor>& out = std::nullopt);
+
+// ---- numpy.cpp
+py::object to_numpy(const Tensor& t);  // a fresh array; bfloat16 comes back as float32
+
+}  // namespace ember::python

@@ -1,0 +1,181 @@
+// ember.Device and the module-level device functions. A Device is a shared
+// BackendDevice: copying the Python object shares the instance (and its queue).
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+
+namespace ember::python {
+
+namespace {
+
+// Directories of the ember package (with a trailing separator): frames there are
+// ember's own, not the user's. Filled once `ember` is importable.
+const std::vector<std::string>& package_dirs() {
+  static std::vector<std::string> dirs;
+  static bool found_package = false;
+  if (found_package) return dirs;
+  py::object os = py::module_::import("os");
+  py::dict modules = py::module_::import("sys").attr("modules");
+  std::string sep = py::str(os.attr("sep"));
+  dirs.clear();
+  for (const char* name : {"ember", "ember._core"}) {
+    if (!modules.contains(name)) continue;
+    py::object file = py::getattr(modules[name], "__file__", py::none());
+    if (file.is_none()) continue;
+    py::object dir = os.attr("path").attr("dirname")(file);
+    dirs.push_back(py::str(dir).cast<std::string>() + sep);
+    dirs.push_back(py::str(os.attr("path").attr("realpath")(dir)).cast<std::string>() + sep);
+    if (std::string(name) == "ember") found_package = true;
+  }
+  return dirs;
+}
+
+bool inside_package(const std::string& file) {
+  for (const std::string& dir : package_dirs())
+    if (file.compare(0, dir.size(), dir) == 0) return true;
+  return false;
+}
+
+std::string basename(const std::string& path) {
+  size_t slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The innermost Python frame outside the ember package: where the user asked.
+CreationSite caller_site() {
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  while (frame) {
+    auto code =
+        py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+    std::string file = py::str(code.attr("co_filename"));
+    if (!inside_package(file)) {
+      CreationSite site{basename(file), PyFrame_GetLineNumber(frame),
+                        py::str(code.attr("co_name")).cast<std::string>()};
+      Py_DECREF(frame);
+      return site;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);  // new reference
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return {};
+}
+
+py::object device_eq(const BackendDevice& d, py::handle other) {
+  if (!py::isinstance<BackendDevice>(other))
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::bool_(d.same_device(other.cast<const BackendDevice&>()));
+}
+
+// Opening a GPU may take a while (driver start-up): no Python is touched meanwhile.
+DevicePtr open_device(const std::string& kind, int64_t ordinal, bool fresh) {
+  py::gil_scoped_release release;
+  return fresh ? new_device(kind, ordinal) : shared_device(kind, ordinal);
+}
+
+DevicePtr device_from_spec(py::handle spec) {
+  if (py::isinstance<BackendDevice>(spec)) return spec.cast<DevicePtr>();
+  if (!PyUnicode_Check(spec.ptr()))
+    throw Error(ErrorKind::InvalidArgument,
+                std::string("device: expected a Device or a spec such as \"cpu\", \"metal:0\" or "
+                            "\"cuda:1\", got an object of type ") +
+                    Py_TYPE(spec.ptr())->tp_name)
+        .with("op", std::string("device"));
+  auto [kind, ordinal] = parse_device_spec(spec.cast<std::string>());
+  return stamped(open_device(kind, ordinal, false));
+}
+
+uint64_t seed_arg(py::handle seed) {
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
+  if (!index) {
+    PyErr_Clear();
+    throw Error(ErrorKind::InvalidArgument, "manual_seed: the seed must be an integer")
+        .with("op", std::string("manual_seed"));
+  }
+  return PyLong_AsUnsignedLongLongMask(index.ptr());  // any int: its low 64 bits
+}
+
+void seed_all(py::handle seed) {
+  uint64_t s = seed_arg(seed);
+  cpu_device()->manual_seed(s);
+  for (const DevicePtr& d : shared_devices()) d->manual_seed(s);
+}
+
+void bind_device_class(py::module_& m) {
+  py::class_<BackendDevice, DevicePtr>(m, "Device",
+                                       "An ordered queue of work on one physical device.")
+      .def_static(
+          "cpu", [] { return stamped(cpu_device()); }, "The one CPU device.")
+      .def_static(
+          "metal", [](int64_t ordinal) { return stamped(open_device("metal", ordinal, true)); },
+          py::arg("ordinal") = 0, "A new Metal instance: its own queue, buffer pool and id.")
+      .def_static(
+          "cuda",
+          [](int64_t ordinal, bool new_stream) {
+            return stamped(open_device("cuda", ordinal, new_stream));
+          },
+          py::arg("ordinal") = 0, py::arg("new_stream") = false,
+          "The shared CUDA device of `ordinal`; with new_stream=True a new instance.")
+      .def_property_readonly("id", &BackendDevice::id)
+      .def_property_readonly("kind", &BackendDevice::kind)
+      .def_property_readonly("ordinal", &BackendDevice::ordinal)
+      .def_property_readonly("location", &BackendDevice::location)
+      .def_property_readonly("name", &BackendDevice::name)
+      .def_property_readonly("created_at", [](const BackendDevice& d) { return d.site().str(); })
+      .def(
+          "same_device",
+          [](const BackendDevice& d, const BackendDevice& other) { return d.same_device(other); },
+          py::arg("other"))
+      .def("__hash__", [](const BackendDevice& d) { return py::hash(py::int_(d.id())); })
+      .def("__eq__", &device_eq, py::is_operator())
+      .def("__repr__",
+           [](const BackendDevice& d) {
+             return "Device(" + d.spec() + ", id=" + std::to_string(d.id()) + ")";
+           })
+      // A copy shares the instance: that is what makes two handles "the same device".
+      .def("__copy__", [](py::object self) { return self; })
+      .def(
+          "__deepcopy__", [](py::object self, py::handle) { return self; }, py::arg("memo"))
+      .def("synchronize", &BackendDevice::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "manual_seed", [](BackendDevice& d, py::handle seed) { d.manual_seed(seed_arg(seed)); },
+          py::arg("seed"))
+      .def("empty_cache", &BackendDevice::empty_cache, py::call_guard<py::gil_scoped_release>())
+      .def("memory_stats", &BackendDevice::memory_stats)
+      .def("info", &BackendDevice::info);
+}
+
+}  // namespace
+
+DevicePtr stamped(DevicePtr device) {
+  if (device && device->site().file.empty()) {
+    CreationSite site = caller_site();
+    if (!site.file.empty()) device->set_site(std::move(site));
+  }
+  return device;
+}
+
+DevicePtr device_arg(py::handle obj) {
+  if (obj.is_none()) return cpu_device();
+  return device_from_spec(obj);
+}
+
+void bind_device(py::module_& m) {
+  bind_device_class(m);
+  m.def("device", &device_from_spec, py::arg("spec") = "cpu",
+        "The process-wide cached device of a spec (\"cpu\", \"metal:1\", \"cuda:0\"); a "
+        "Device is returned as is.");
+  m.def("metal_is_available", [] { return is_available("metal"); });
+  m.def("cuda_is_available", [] { return is_available("cuda"); });
+  m.def("metal_device_count", [] { return device_count("metal"); });
+  m.def("cuda_device_count", [] { return device_count("cuda"); });
+  m.def("compiled_backends", &compiled_backends);
+  m.def("manual_seed", &seed_all, py::arg("seed"),
+        "Seeds the CPU device and every cached device (ember.device(...)).");
+}
+
+}  // namespace ember::python

@@ -1,0 +1,184 @@
+// t[key] and t[key] = value: ints, slices with steps, None, Ellipsis and tuples of
+// them become views; one 1-D integer index array becomes an index_select (a copy).
+#include <pybind11/numpy.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+
+namespace ember::python {
+
+namespace {
+
+enum class Kind { Int, Slice, NewAxis, Ellipsis, Array };
+
+[[noreturn]] void bad_index(const std::string& why) {
+  throw_invalid("index", why);
+}
+
+Kind classify(py::handle o) {
+  PyObject* p = o.ptr();
+  if (p == Py_None) return Kind::NewAxis;
+  if (p == Py_Ellipsis) return Kind::Ellipsis;
+  if (PySlice_Check(p)) return Kind::Slice;
+  if (PyBool_Check(p))
+    bad_index("a bool is not an index (boolean masks are not supported; use ember.where)");
+  if (is_tensor(o) || PyList_Check(p) || py::isinstance<py::array>(o)) return Kind::Array;
+  if (PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p))) return Kind::Int;
+  bad_index(std::string("only integers, slices, None, ..., and 1-D integer tensors or lists are "
+                        "valid indices, not ") +
+            Py_TYPE(p)->tp_name);
+}
+
+Tensor apply_slice(const Tensor& t, int64_t dim, py::handle s) {
+  Py_ssize_t start = 0, stop = 0, step = 0;
+  if (PySlice_Unpack(s.ptr(), &start, &stop, &step) < 0) {
+    std::string why = py::error_already_set().what();  // fetches and clears the error
+    bad_index("bad slice: " + why);
+  }
+  PySlice_AdjustIndices(Py_ssize_t(t.shape()[size_t(dim)]), &start, &stop, step);
+  return slice(t, dim, start, stop, step);
+}
+
+int64_t scalar_index(const Tensor& ids) {
+  int64_t v = 0;
+  to_host(to_dtype(ids, DType::I64), &v);
+  return v;
+}
+
+Tensor apply_array(const Tensor& t, int64_t dim, py::handle obj) {
+  Tensor ids = index_arg(obj, t);
+  if (ids.dtype() == DType::U8)
+    bad_index(
+        "a uint8 (boolean) tensor is not an index here: masks are not supported; use "
+        "ember.where, or index_select for uint8 indices");
+  if (!dtype_is_float(ids.dtype()) && ids.ndim() == 0) return select(t, dim, scalar_index(ids));
+  if (ids.ndim() != 1) bad_index("an index array must be 1-D, got shape " + shape_str(ids.shape()));
+  bool big = t.numel() >= kReleaseGilNumel;
+  return gil_free_if(big, [&] { return index_select(t, dim, ids); });
+}
+
+struct ParsedKey {
+  std::vector<py::handle> items;
+  std::vector<Kind> kinds;
+  int64_t consumed = 0;  // dims of the tensor that the key indexes explicitly
+};
+
+ParsedKey parse(const Tensor& t, py::handle key, bool for_write) {
+  ParsedKey k;
+  if (PyTuple_Check(key.ptr()))
+    for (py::handle item : py::reinterpret_borrow<py::tuple>(key)) k.items.push_back(item);
+  else
+    k.items.push_back(key);
+  int ellipses = 0, arrays = 0;
+  for (py::handle item : k.items) {
+    Kind kind = classify(item);
+    k.kinds.push_back(kind);
+    ellipses += kind == Kind::Ellipsis;
+    arrays += kind == Kind::Array;
+    k.consumed += kind == Kind::Int || kind == Kind::Slice || kind == Kind::Array;
+  }
+  if (ellipses > 1) bad_index("an index can only have a single ellipsis ('...')");
+  if (arrays > 1) bad_index("only one index array per index is supported");
+  if (arrays && for_write)
+    bad_index("assignment through an index array is not supported (it would write a copy)");
+  if (k.consumed > t.ndim())
+    throw Error(ErrorKind::IndexOutOfRange,
+                "too many indices: the tensor has " + std::to_string(t.ndim()) +
+                    " dims but the index has " + std::to_string(k.consumed))
+        .with("op", std::string("index"));
+  return k;
+}
+
+// numpy counts ints as advanced indices too once an index array is present; when
+// those are not side by side in the key, the array's dim moves to the front.
+bool array_dim_leads(const ParsedKey& k) {
+  int64_t first = -1, last = -1, count = 0;
+  for (size_t i = 0; i < k.kinds.size(); ++i)
+    if (k.kinds[i] == Kind::Int || k.kinds[i] == Kind::Array) {
+      if (first < 0) first = int64_t(i);
+      last = int64_t(i);
+      ++count;
+    }
+  return last - first + 1 != count;
+}
+
+Tensor move_dim_to_front(const Tensor& t, int64_t dim) {
+  Dims order{dim};
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (d != dim) order.push_back(d);
+  return permute(t, order);
+}
+
+// t[..., i, ...] on the result's dim `dim`, with errors naming the user's dim.
+Tensor select_int(const Tensor& r, int64_t dim, int64_t index, int64_t source_dim) {
+  int64_t size = r.shape()[size_t(dim)];
+  if (index < -size || index >= size)
+    throw Error(ErrorKind::IndexOutOfRange,
+                "index " + std::to_string(index) + " is out of range for dim " +
+                    std::to_string(source_dim) + " of size " + std::to_string(size))
+        .with("op", std::string("index"))
+        .with("dim", source_dim)
+        .with("index", index)
+        .with("size", size);
+  return select(r, dim, index);
+}
+
+// Walks the key left to right; `dim` is the next dim of the result to index.
+Tensor index_tensor(const Tensor& t, py::handle key, bool for_write) {
+  ParsedKey k = parse(t, key, for_write);
+  Tensor r = t;
+  int64_t dim = 0, array_dim = -1;
+  int64_t source_dim = 0;  // the dim of t this item indexes: what the user's error must name
+  for (size_t i = 0; i < k.items.size(); ++i) {
+    switch (k.kinds[i]) {
+      case Kind::NewAxis: r = unsqueeze(r, dim++); break;
+      case Kind::Ellipsis:
+        dim += t.ndim() - k.consumed;
+        source_dim += t.ndim() - k.consumed;
+        break;
+      case Kind::Int: r = select_int(r, dim, int_arg(k.items[i], "index"), source_dim++); break;
+      case Kind::Slice:
+        r = apply_slice(r, dim++, k.items[i]);
+        ++source_dim;
+        break;
+      case Kind::Array:
+        int64_t before = r.ndim();
+        r = apply_array(r, dim, k.items[i]);
+        if (r.ndim() == before) array_dim = dim++;  // a 0-d index array acts as an int
+        ++source_dim;
+        break;
+    }
+  }
+  return array_dim > 0 && array_dim_leads(k) ? move_dim_to_front(r, array_dim) : r;
+}
+
+// The value of t[key] = value as a tensor on the view's device.
+Tensor assigned_value(const Tensor& view, py::handle value) {
+  if (is_tensor(value)) return value.cast<Tensor>();
+  Number n = read_number(value);
+  if (n.kind != Number::None) {
+    bool promote = n.kind == Number::Float && !dtype_is_float(view.dtype());
+    return number_tensor(n, promote ? DType::F32 : view.dtype(), view.device(), "setitem");
+  }
+  py::object made = py::module_::import("ember").attr("tensor")(
+      value, py::arg("dtype") = dtype_object(view.dtype()), py::arg("device") = view.device());
+  return made.cast<Tensor>();
+}
+
+void set_item(const Tensor& t, py::handle key, py::handle value) {
+  Tensor view = index_tensor(t, key, true);
+  Tensor src = assigned_value(view, value);
+  gil_free_if(view.numel() >= kReleaseGilNumel, [&] { copy_into(src, view, "setitem"); });
+}
+
+}  // namespace
+
+void bind_index(py::class_<Tensor>& cls) {
+  cls.def("__getitem__",
+          [](const Tensor& t, py::handle key) { return index_tensor(t, key, false); });
+  cls.def("__setitem__", &set_item);
+}
+
+}  // namespace ember::python

@@ -1,0 +1,21 @@
+// The ember._core extension module: registers every binding file in dependency order.
+#include "bindings.h"
+
+#ifndef EMBER_VERSION
+#define EMBER_VERSION "0.0.0+unknown"
+#endif
+
+PYBIND11_MODULE(_core, m) {
+  namespace ep = ember::python;
+  m.doc() = "ember's C++ core: devices, dtypes, tensors and their ops";
+  m.attr("__version__") = EMBER_VERSION;
+  ep::bind_errors(m);  // first: every later binding may raise
+  ep::bind_dtype(m);
+  ep::bind_device(m);
+  auto tensor = ep::bind_tensor(m);
+  ep::bind_index(tensor);
+  ep::bind_ops(m, tensor);
+  ep::bind_numpy(m, tensor);
+  // Users meet these as ember.Tensor etc.; pickling finds ember.float32 there too.
+  for (const char* name : {"Tensor", "Device", "DType"}) m.attr(name).attr("__module__") = "ember";
+}

@@ -1,0 +1,487 @@
+// The op set: each op is registered once as a Tensor method and once as a module
+// function (ember.exp(t) == t.exp()), plus the creation functions.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+
+namespace ember::python {
+
+Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b, const std::optional<Tensor>& out) {
+  bool big = a.numel() >= kReleaseGilNumel || b.numel() >= kReleaseGilNumel;
+  return gil_free_if(big, [&] { return binary(op, a, b, out); });
+}
+
+namespace {
+
+bool big(const Tensor& t) {
+  return t.numel() >= kReleaseGilNumel;
+}
+
+py::object borrowed(py::handle h) {
+  return py::reinterpret_borrow<py::object>(h);
+}
+
+// Registers fn as Tensor method `name` and as ember.name(input, ...).
+template <typename Fn, typename... Extra>
+void def_op(py::module_& m, py::class_<Tensor>& cls, const char* name, Fn&& fn,
+            const Extra&... extra) {
+  cls.def(name, fn, extra...);
+  m.def(name, fn, py::arg("input"), extra...);
+}
+
+// out= must be resolved while the GIL is held, before a kernel runs without it.
+std::optional<Tensor> out_arg(py::handle out, const char* op) {
+  if (out.is_none()) return std::nullopt;
+  if (!is_tensor(out)) throw_invalid(op, "out= must be a Tensor");
+  return out.cast<Tensor>();
+}
+
+[[noreturn]] void throw_operand(const char* op, py::handle obj) {
+  throw py::type_error(std::string(op) + ": expected a Tensor or a Python number, got " +
+                       Py_TYPE(obj.ptr())->tp_name);
+}
+
+// ---- binary and comparison
+
+py::object binary_call(BinaryOp op, const Tensor& t, py::handle other, bool other_left,
+                       py::handle out) {
+  const char* name = binary_name(op);
+  std::optional<Tensor> dst = out_arg(out, name);
+  auto finish = [&](const Tensor& a, const Tensor& b) {
+    Tensor r = run_binary(op, a, b, dst);
+    return dst ? borrowed(out) : py::cast(std::move(r));
+  };
+  if (is_tensor(other)) {  // no copies of the operands on the common path
+    const Tensor& o = other.cast<const Tensor&>();
+    return other_left ? finish(o, t) : finish(t, o);
+  }
+  auto ab = operands(t, other, other_left, name);
+  if (!ab) throw_operand(name, other);
+  return finish(ab->first, ab->second);
+}
+
+template <BinaryOp op>
+py::object binary_method(const Tensor& t, py::handle other, py::handle out) {
+  return binary_call(op, t, other, false, out);
+}
+
+// ember.add(2, t) is allowed: either side may be the number.
+template <BinaryOp op>
+py::object binary_function(py::handle a, py::handle b, py::handle out) {
+  if (is_tensor(a)) return binary_call(op, a.cast<const Tensor&>(), b, false, out);
+  if (is_tensor(b)) return binary_call(op, b.cast<const Tensor&>(), a, true, out);
+  throw py::type_error(std::string(binary_name(op)) + ": at least one argument must be a Tensor");
+}
+
+template <BinaryOp op>
+void def_binary(py::module_& m, py::class_<Tensor>& cls) {
+  const char* name = binary_name(op);
+  cls.def(name, &binary_method<op>, py::arg("other"), py::arg("out") = py::none());
+  m.def(name, &binary_function<op>, py::arg("input"), py::arg("other"),
+        py::arg("out") = py::none());
+}
+
+Tensor cmp_call(CmpOp op, const Tensor& t, py::handle other, bool other_left) {
+  auto ab = operands(t, other, other_left, cmp_name(op));
+  if (!ab) throw_operand(cmp_name(op), other);
+  bool heavy = big(ab->first) || big(ab->second);
+  return gil_free_if(heavy, [&] { return cmp(op, ab->first, ab->second); });
+}
+
+template <CmpOp op>
+void def_cmp(py::module_& m, py::class_<Tensor>& cls) {
+  const char* name = cmp_name(op);
+  cls.def(
+      name, [](const Tensor& t, py::handle o) { return cmp_call(op, t, o, false); },
+      py::arg("other"));
+  m.def(
+      name,
+      [](py::handle a, py::handle b) {
+        if (is_tensor(a)) return cmp_call(op, a.cast<const Tensor&>(), b, false);
+        if (is_tensor(b)) return cmp_call(op, b.cast<const Tensor&>(), a, true);
+        throw py::type_error(std::string(cmp_name(op)) +
+                             ": at least one argument must be a Tensor");
+      },
+      py::arg("input"), py::arg("other"));
+}
+
+// where(cond, a, b): a or b may be numbers; two numbers take int64 or float32.
+Tensor where_fn(const Tensor& cond, py::handle a, py::handle b) {
+  std::optional<std::pair<Tensor, Tensor>> ab;
+  if (is_tensor(a)) {
+    ab = operands(a.cast<const Tensor&>(), b, false, "where");
+    if (!ab) throw_operand("where", b);
+  } else if (is_tensor(b)) {
+    ab = operands(b.cast<const Tensor&>(), a, true, "where");
+    if (!ab) throw_operand("where", a);
+  } else {
+    Number x = read_number(a), y = read_number(b);
+    if (x.kind == Number::None) throw_operand("where", a);
+    if (y.kind == Number::None) throw_operand("where", b);
+    DType dt = x.kind == Number::Float || y.kind == Number::Float ? DType::F32 : DType::I64;
+    ab = std::make_pair(number_tensor(x, dt, cond.device(), "where"),
+                        number_tensor(y, dt, cond.device(), "where"));
+  }
+  return gil_free_if(big(cond) || big(ab->first) || big(ab->second),
+                     [&] { return where(cond, ab->first, ab->second); });
+}
+
+void bind_elementwise_binary(py::module_& m, py::class_<Tensor>& cls) {
+  def_binary<BinaryOp::Add>(m, cls);
+  def_binary<BinaryOp::Sub>(m, cls);
+  def_binary<BinaryOp::Mul>(m, cls);
+  def_binary<BinaryOp::Div>(m, cls);
+  def_binary<BinaryOp::Pow>(m, cls);
+  def_binary<BinaryOp::Maximum>(m, cls);
+  def_binary<BinaryOp::Minimum>(m, cls);
+  def_cmp<CmpOp::Eq>(m, cls);
+  def_cmp<CmpOp::Ne>(m, cls);
+  def_cmp<CmpOp::Lt>(m, cls);
+  def_cmp<CmpOp::Le>(m, cls);
+  def_cmp<CmpOp::Gt>(m, cls);
+  def_cmp<CmpOp::Ge>(m, cls);
+  m.def("where", &where_fn, py::arg("condition"), py::arg("input"), py::arg("other"));
+}
+
+// ---- unary
+
+template <UnaryOp op>
+py::object unary_fn(const Tensor& t, py::handle out) {
+  std::optional<Tensor> dst = out_arg(out, unary_name(op));
+  Tensor r = gil_free_if(big(t), [&] { return unary(op, t, dst); });
+  return dst ? borrowed(out) : py::cast(std::move(r));
+}
+
+template <UnaryOp op>
+void def_unary(py::module_& m, py::class_<Tensor>& cls) {
+  def_op(m, cls, unary_name(op), &unary_fn<op>, py::arg("out") = py::none());
+}
+
+Tensor clamp_fn(const Tensor& t, std::optional<double> lo, std::optional<double> hi) {
+  return gil_free_if(big(t), [&] { return clamp(t, lo, hi); });
+}
+
+void bind_unary(py::module_& m, py::class_<Tensor>& cls) {
+  def_unary<UnaryOp::Neg>(m, cls);
+  def_unary<UnaryOp::Abs>(m, cls);
+  def_unary<UnaryOp::Exp>(m, cls);
+  def_unary<UnaryOp::Log>(m, cls);
+  def_unary<UnaryOp::Sqrt>(m, cls);
+  def_unary<UnaryOp::Sqr>(m, cls);
+  def_unary<UnaryOp::Recip>(m, cls);
+  def_unary<UnaryOp::Sin>(m, cls);
+  def_unary<UnaryOp::Cos>(m, cls);
+  def_unary<UnaryOp::Tanh>(m, cls);
+  def_unary<UnaryOp::Relu>(m, cls);
+  def_unary<UnaryOp::Gelu>(m, cls);
+  def_unary<UnaryOp::Silu>(m, cls);
+  def_unary<UnaryOp::Sigmoid>(m, cls);
+  def_op(m, cls, "clamp", &clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
+}
+
+// ---- reductions and matmul
+
+template <ReduceOp op>
+Tensor reduce_fn(const Tensor& t, py::handle dim, bool keepdim) {
+  Dims dims = dims_arg(dim, reduce_name(op));
+  return gil_free_if(big(t), [&] { return reduce(op, t, dims, keepdim); });
+}
+
+Tensor mean_fn(const Tensor& t, py::handle dim, bool keepdim) {
+  Dims dims = dims_arg(dim, "mean");
+  return gil_free_if(big(t), [&] { return mean(t, dims, keepdim); });
+}
+
+template <ReduceOp op>
+Tensor arg_fn(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  return gil_free_if(big(t), [&] { return arg_reduce(op, t, dim, keepdim); });
+}
+
+template <bool log>
+Tensor softmax_fn(const Tensor& t, int64_t dim) {
+  return gil_free_if(big(t), [&] { return softmax(t, dim, log); });
+}
+
+Tensor matmul_fn(const Tensor& a, const Tensor& b) {
+  bool heavy = a.numel() * (b.ndim() ? b.shape().back() : 1) >= kReleaseGilNumel;
+  return gil_free_if(heavy, [&] { return matmul(a, b); });
+}
+
+void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
+  auto dim = py::arg("dim") = py::none();
+  auto keepdim = py::arg("keepdim") = false;
+  def_op(m, cls, "sum", &reduce_fn<ReduceOp::Sum>, dim, keepdim);
+  def_op(m, cls, "max", &reduce_fn<ReduceOp::Max>, dim, keepdim);
+  def_op(m, cls, "min", &reduce_fn<ReduceOp::Min>, dim, keepdim);
+  def_op(m, cls, "mean", &mean_fn, dim, keepdim);
+  def_op(m, cls, "argmax", &arg_fn<ReduceOp::ArgMax>, dim, keepdim);
+  def_op(m, cls, "argmin", &arg_fn<ReduceOp::ArgMin>, dim, keepdim);
+  def_op(m, cls, "softmax", &softmax_fn<false>, py::arg("dim") = -1);
+  def_op(m, cls, "log_softmax", &softmax_fn<true>, py::arg("dim") = -1);
+  cls.def("matmul", &matmul_fn, py::arg("other"));
+  m.def("matmul", &matmul_fn, py::arg("input"), py::arg("other"));
+}
+
+// ---- shape
+
+Tensor reshape_fn(const Tensor& t, const py::args& shape) {
+  Shape s = shape_args(shape, "reshape");
+  return gil_free_if(big(t), [&] { return reshape(t, std::move(s)); });
+}
+
+Tensor t_fn(const Tensor& t) {
+  if (t.ndim() > 2)
+    throw_invalid("t", "expects a tensor of at most 2 dims, got " + std::to_string(t.ndim()) +
+                           "; use transpose(d0, d1) or permute");
+  return t.ndim() < 2 ? t : transpose(t, 0, 1);
+}
+
+Tensor squeeze_fn(const Tensor& t, py::handle dim) {
+  if (dim.is_none()) return squeeze(t, std::nullopt);
+  Dims dims = dims_arg(dim, "squeeze");
+  for (int64_t& d : dims) d = wrap_dim("squeeze", d, t.ndim());
+  std::sort(dims.begin(), dims.end());
+  Tensor r = t;
+  for (size_t i = dims.size(); i-- > 0;) r = squeeze(r, dims[i]);  // last first: dims stay valid
+  return r;
+}
+
+// flatten copies when the strides do not allow a view.
+Tensor flatten_fn(const Tensor& t, int64_t start, int64_t end) {
+  return gil_free_if(big(t), [&] { return flatten(t, start, end); });
+}
+
+// expand(*shape): new dims lead; -1 keeps the existing size of a dim.
+Tensor expand_fn(const Tensor& t, const py::args& shape) {
+  Shape s = shape_args(shape, "expand");
+  if (int64_t(s.size()) < t.ndim())
+    throw_shape_mismatch("expand", t.shape(), s, "the target has fewer dims than the tensor");
+  size_t lead = s.size() - size_t(t.ndim());
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == -1) {
+      if (i < lead) throw_invalid("expand", "-1 is not allowed for a new leading dim");
+      s[i] = t.shape()[i - lead];
+    }
+  return broadcast_to(t, s);
+}
+
+std::vector<Tensor> tensor_list(py::handle seq, const char* op) {
+  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
+    throw_invalid(op, "expects a list or tuple of tensors");
+  std::vector<Tensor> ts;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(seq)) {
+    if (!is_tensor(item)) throw_invalid(op, "every item must be a Tensor");
+    ts.push_back(item.cast<Tensor>());
+  }
+  return ts;
+}
+
+template <bool stacked>
+Tensor join_fn(py::handle seq, int64_t dim) {
+  std::vector<Tensor> ts = tensor_list(seq, stacked ? "stack" : "cat");
+  int64_t total = 0;
+  for (const Tensor& t : ts) total += t.numel();
+  return gil_free_if(total >= kReleaseGilNumel,
+                     [&] { return stacked ? stack(ts, dim) : cat(ts, dim); });
+}
+
+void bind_shape(py::module_& m, py::class_<Tensor>& cls) {
+  def_op(m, cls, "reshape", &reshape_fn);
+  def_op(m, cls, "view",
+         [](const Tensor& t, const py::args& shape) { return view(t, shape_args(shape, "view")); });
+  def_op(
+      m, cls, "transpose",
+      [](const Tensor& t, int64_t d0, int64_t d1) { return transpose(t, d0, d1); }, py::arg("dim0"),
+      py::arg("dim1"));
+  def_op(m, cls, "permute", [](const Tensor& t, const py::args& dims) {
+    return permute(t, shape_args(dims, "permute"));
+  });
+  def_op(m, cls, "t", &t_fn);
+  def_op(m, cls, "narrow", &narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
+  def_op(m, cls, "squeeze", &squeeze_fn, py::arg("dim") = py::none());
+  def_op(m, cls, "unsqueeze", &unsqueeze, py::arg("dim"));
+  def_op(m, cls, "flatten", &flatten_fn, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  def_op(m, cls, "broadcast_to", [](const Tensor& t, const py::args& shape) {
+    return broadcast_to(t, shape_args(shape, "broadcast_to"));
+  });
+  def_op(m, cls, "expand", &expand_fn);
+  m.def("cat", &join_fn<false>, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("stack", &join_fn<true>, py::arg("tensors"), py::arg("dim") = 0);
+  m.def(
+      "contiguous",
+      [](const Tensor& t) { return gil_free_if(big(t), [&] { return contiguous(t); }); },
+      py::arg("input"));
+  m.def(
+      "clone", [](const Tensor& t) { return gil_free_if(big(t), [&] { return clone(t); }); },
+      py::arg("input"));
+}
+
+// ---- indexing
+
+template <bool gathered>
+Tensor take_fn(const Tensor& t, int64_t dim, py::handle ids) {
+  Tensor i = index_arg(ids, t);
+  return gil_free_if(big(t) || big(i),
+                     [&] { return gathered ? gather(t, dim, i) : index_select(t, dim, i); });
+}
+
+void bind_indexing(py::module_& m, py::class_<Tensor>& cls) {
+  def_op(m, cls, "index_select", &take_fn<false>, py::arg("dim"), py::arg("index"));
+  def_op(m, cls, "gather", &take_fn<true>, py::arg("dim"), py::arg("index"));
+}
+
+// ---- creation
+
+DType dtype_or(py::handle dtype, DType fallback) {
+  return dtype.is_none() ? fallback : dtype_arg(dtype);
+}
+
+// Creates with the GIL released when the shape is large (counted in double: no overflow).
+template <typename Fn>
+Tensor create(const Shape& shape, Fn&& fn) {
+  double n = 1;
+  for (int64_t d : shape) n *= d > 0 ? double(d) : 0.0;
+  return gil_free_if(n >= double(kReleaseGilNumel), fn);
+}
+
+Tensor zeros_fn(const py::args& shape, py::handle dtype, py::handle device) {
+  Shape s = shape_args(shape, "zeros");
+  DType dt = dtype_or(dtype, DType::F32);
+  DevicePtr dev = device_arg(device);
+  return create(s, [&] { return zeros(s, dt, dev); });
+}
+
+Tensor ones_fn(const py::args& shape, py::handle dtype, py::handle device) {
+  Shape s = shape_args(shape, "ones");
+  DType dt = dtype_or(dtype, DType::F32);
+  DevicePtr dev = device_arg(device);
+  return create(s, [&] { return ones(s, dt, dev); });
+}
+
+// full() for a Python number: integers into integer dtypes exactly, also past 2**53.
+Tensor full_number(const char* op, const Shape& s, py::handle value, DType dt,
+                   const DevicePtr& dev) {
+  Number n = read_number(value);
+  if (n.kind == Number::None) throw_invalid(op, "the fill value must be a number");
+  if (n.kind == Number::Int && !dtype_is_float(dt))
+    return create(s, [&] { return full_int(s, n.i, dt, dev); });
+  return create(s, [&] { return full(s, n.f, dt, dev); });
+}
+
+Tensor full_fn(py::handle shape, py::handle value, py::handle dtype, py::handle device) {
+  Shape s = shape_arg(shape, "full");
+  return full_number("full", s, value, dtype_or(dtype, DType::F32), device_arg(device));
+}
+
+template <bool normal>
+Tensor random_fn(const py::args& shape, py::handle dtype, py::handle device) {
+  Shape s = shape_args(shape, normal ? "randn" : "rand");
+  DType dt = dtype_or(dtype, DType::F32);
+  DevicePtr dev = device_arg(device);
+  return create(s, [&] { return normal ? randn(s, 0, 1, dt, dev) : rand(s, 0, 1, dt, dev); });
+}
+
+// arange(stop) / arange(start, stop, step=1): all ints -> int64, any float -> float32.
+Tensor arange_fn(py::handle a, py::handle b, py::handle step, py::handle dtype, py::handle device) {
+  const Number zero{Number::Int, 0, 0.0}, one{Number::Int, 1, 1.0};
+  Number start = b.is_none() ? zero : read_number(a);
+  Number stop = read_number(b.is_none() ? a : b);
+  Number by = step.is_none() ? one : read_number(step);
+  bool any_float = false;
+  for (const Number* n : {&start, &stop, &by}) {
+    if (n->kind == Number::None) throw_invalid("arange", "start, stop and step must be numbers");
+    any_float |= n->kind == Number::Float;
+  }
+  DType dt = dtype_or(dtype, any_float ? DType::F32 : DType::I64);
+  DevicePtr dev = device_arg(device);
+  return arange(start.f, stop.f, by.f, dt, dev);
+}
+
+Tensor eye_fn(int64_t n, std::optional<int64_t> m, py::handle dtype, py::handle device) {
+  DType dt = dtype_or(dtype, DType::F32);
+  DevicePtr dev = device_arg(device);
+  return eye(n, m.value_or(n), dt, dev);
+}
+
+// *_like: t's shape, and t's dtype and device unless given.
+struct Like {
+  Shape shape;
+  DType dtype;
+  DevicePtr device;
+};
+
+Like like(const Tensor& t, py::handle dtype, py::handle device) {
+  return {t.shape(), dtype_or(dtype, t.dtype()),
+          device.is_none() ? t.device() : device_arg(device)};
+}
+
+void bind_creation_like(py::module_& m) {
+  auto dtype = py::arg("dtype") = py::none();
+  auto device = py::arg("device") = py::none();
+  m.def(
+      "zeros_like",
+      [](const Tensor& t, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return create(l.shape, [&] { return zeros(l.shape, l.dtype, l.device); });
+      },
+      py::arg("input"), dtype, device);
+  m.def(
+      "ones_like",
+      [](const Tensor& t, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return create(l.shape, [&] { return ones(l.shape, l.dtype, l.device); });
+      },
+      py::arg("input"), dtype, device);
+  m.def(
+      "full_like",
+      [](const Tensor& t, py::handle value, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return full_number("full_like", l.shape, value, l.dtype, l.device);
+      },
+      py::arg("input"), py::arg("fill_value"), dtype, device);
+  m.def(
+      "rand_like",
+      [](const Tensor& t, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return create(l.shape, [&] { return rand(l.shape, 0, 1, l.dtype, l.device); });
+      },
+      py::arg("input"), dtype, device);
+  m.def(
+      "randn_like",
+      [](const Tensor& t, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return create(l.shape, [&] { return randn(l.shape, 0, 1, l.dtype, l.device); });
+      },
+      py::arg("input"), dtype, device);
+}
+
+void bind_creation(py::module_& m) {
+  auto dtype = py::arg("dtype") = py::none();
+  auto device = py::arg("device") = py::none();
+  m.def("zeros", &zeros_fn, dtype, device, "zeros(*shape, dtype=None, device=None)");
+  m.def("ones", &ones_fn, dtype, device, "ones(*shape, dtype=None, device=None)");
+  m.def("full", &full_fn, py::arg("shape"), py::arg("fill_value"), dtype, device);
+  m.def("rand", &random_fn<false>, dtype, device, "Uniform in [0, 1): rand(*shape, ...)");
+  m.def("randn", &random_fn<true>, dtype, device, "Standard normal: randn(*shape, ...)");
+  m.def("arange", &arange_fn, py::arg("start"), py::arg("stop") = py::none(),
+        py::arg("step") = py::none(), dtype, device);
+  m.def("eye", &eye_fn, py::arg("n"), py::arg("m") = py::none(), dtype, device);
+  bind_creation_like(m);
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
+  bind_elementwise_binary(m, cls);
+  bind_unary(m, cls);
+  bind_reductions(m, cls);
+  bind_shape(m, cls);
+  bind_indexing(m, cls);
+  bind_creation(m);
+}
+
+}  // namespace ember::python

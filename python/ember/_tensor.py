@@ -1,0 +1,152 @@
+"""The Python side of ember.Tensor: ember.tensor() (through numpy) and the Tensor
+methods that are easiest in Python (repr, iteration, the numpy and DLPack protocols).
+
+dtypes on the way in, for ``ember.tensor(data)`` without ``dtype=``:
+
+* numpy arrays and numpy scalars keep their dtype when ember has it (float64 stays
+  float64); bool becomes uint8; int8/int16/int32 widen to int64; uint16 widens to
+  uint32; uint64 becomes int64 (values past the int64 range are rejected); longdouble
+  narrows to float64.
+* Python data (scalars, nested lists): floats become float32, ints int64, bools uint8.
+* Ragged lists, strings, objects and complex numbers raise InvalidArgumentError.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from .errors import InvalidArgumentError
+
+Tensor = _core.Tensor
+
+_FLOAT_BY_SIZE = {2: "float16", 4: "float32", 8: "float64"}
+_UINT_BY_SIZE = {1: "uint8", 2: "uint32", 4: "uint32"}
+
+
+def _as_array(data) -> np.ndarray:
+    try:
+        arr = np.asarray(data)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise InvalidArgumentError(
+            "tensor: cannot build a tensor from this data (nested lists must be "
+            f"rectangular and hold numbers only): {e}",
+            op="tensor",
+        ) from None
+    return arr
+
+
+def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
+    """The ember dtype name for data numpy read as `arr` (see the module docstring)."""
+    kind, size = arr.dtype.kind, arr.dtype.itemsize
+    if kind == "b":
+        return "uint8"
+    if kind == "f":
+        if not from_numpy and size == 8:
+            return "float32"  # Python floats: ember's default float dtype
+        return _FLOAT_BY_SIZE.get(size, "float64")
+    if kind == "i":
+        return "int64"
+    if kind == "u":
+        if size in _UINT_BY_SIZE:
+            return _UINT_BY_SIZE[size]
+        if arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise InvalidArgumentError(
+                "tensor: uint64 values beyond the int64 range have no ember dtype", op="tensor"
+            )
+        return "int64"
+    if kind == "O" and arr.size and all(isinstance(v, int) for v in arr.flat):
+        big = max(arr.flat, key=abs)  # numpy falls back to objects for ints past 64 bits
+        raise InvalidArgumentError(
+            f"tensor: the integer {big} does not fit in int64 (the widest ember integer); "
+            "pass dtype=ember.float64 to store it approximately",
+            op="tensor",
+        )
+    what = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "Python objects"}
+    raise InvalidArgumentError(
+        f"tensor: {what.get(kind, f'numpy dtype {arr.dtype}')} cannot become a tensor; "
+        "ember holds float32, float16, bfloat16, float64, int64, uint32 and uint8",
+        op="tensor",
+    )
+
+
+def tensor(data, dtype=None, device=None) -> Tensor:
+    """A new tensor from nested lists, a Python scalar, a numpy array or a Tensor.
+
+    `dtype` is a DType, numpy dtype or name; `device` a Device, a spec such as
+    "metal:0", or None for the CPU. The data is always copied.
+    """
+    if isinstance(data, Tensor):
+        out = data.clone()
+        if dtype is not None:
+            out = out.to_dtype(dtype)
+        return out if device is None else out.to_device(device)
+    arr = _as_array(data)
+    natural = _natural_dtype(arr, isinstance(data, (np.ndarray, np.generic)))
+    target = _core._as_dtype(natural if dtype is None else dtype)
+    # numpy has no bfloat16: go through float32 and convert in ember.
+    host = "float32" if target == "bfloat16" else str(target)
+    arr = np.asarray(arr, dtype=host, order="C")
+    out = _core._from_numpy(arr, device)
+    return out.to_dtype(target) if target == "bfloat16" else out
+
+
+def from_dlpack(obj, dtype=None, device=None) -> Tensor:
+    """A tensor copied from any object with ``__dlpack__`` (through numpy: host memory)."""
+    return tensor(np.from_dlpack(obj), dtype=dtype, device=device)
+
+
+def _rebuild(array, dtype, device):
+    return tensor(array, dtype=dtype, device=device)
+
+
+def _repr(self) -> str:
+    body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+    device = self.device
+    return f"tensor({body}, dtype={self.dtype}, device={device.kind}:{device.ordinal})"
+
+
+def _iter(self):
+    # Not a generator itself, so that iter() of a 0-d tensor fails at once, like numpy.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
+def _array(self, dtype=None, copy=None):
+    # numpy's protocol: copy=False asks for no copy, which ember cannot give.
+    if copy is False:
+        raise ValueError("ember tensors cannot be exported without a copy; use np.asarray(t)")
+    arr = self.numpy()
+    return arr if dtype is None else arr.astype(dtype, copy=False)
+
+
+def _dlpack(self, *, stream=None, **kwargs):
+    # A host copy: the capsule keeps the numpy array alive.
+    options = {k: v for k, v in kwargs.items() if v is not None}
+    return self.numpy().__dlpack__(**options)
+
+
+def _dlpack_device(self):
+    return (1, 0)  # kDLCPU: __dlpack__ exports a host copy
+
+
+def _reduce(self):
+    device = self.device
+    return (_rebuild, (self.numpy(), str(self.dtype), f"{device.kind}:{device.ordinal}"))
+
+
+def _format(self, spec: str) -> str:
+    if self.ndim == 0 and spec:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+Tensor.__iter__ = _iter
+Tensor.__array__ = _array
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device
+Tensor.__reduce__ = _reduce
+Tensor.__format__ = _format

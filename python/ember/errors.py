@@ -1,0 +1,128 @@
+"""ember's exceptions.
+
+Every failure in ember's C++ core arrives as one of these classes. Each derives from
+:class:`EmberError` and from the built-in exception a Python user would catch, and
+carries the facts as attributes (``e.op``, ``e.lhs``, ``e.rhs``, ...). Attributes a
+class documents but that were not given are ``None``.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+__all__ = [
+    "EmberError",
+    "DeviceMismatchError",
+    "MoveNotImplementedError",
+    "DeviceNotFoundError",
+    "BackendUnavailableError",
+    "ShapeMismatchError",
+    "DTypeMismatchError",
+    "UnsupportedDTypeError",
+    "OutOfMemoryError",
+    "DeviceError",
+    "InvalidArgumentError",
+    "IndexOutOfRangeError",
+]
+
+
+def _picklable(value):
+    """The value itself if it pickles, else its repr (a Device cannot cross processes)."""
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return repr(value)
+    return value
+
+
+def _rebuild(cls, message, attrs):
+    return cls(message, **attrs)
+
+
+class EmberError(Exception):
+    """Base class of every ember error."""
+
+    #: The attributes this class documents; each defaults to None.
+    attributes: tuple[str, ...] = ()
+
+    def __init__(self, message: str = "", **attrs):
+        super().__init__(message)
+        self.message = message
+        for name in self.attributes:
+            setattr(self, name, None)
+        for name, value in attrs.items():
+            setattr(self, name, value)
+        self._attrs = dict(attrs)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):
+        attrs = {k: _picklable(v) for k, v in self._attrs.items()}
+        return (_rebuild, (type(self), self.message, attrs))
+
+
+class DeviceMismatchError(EmberError, ValueError):
+    """An op got tensors on different Devices (``op``, ``lhs``, ``rhs``: Devices)."""
+
+    attributes = ("op", "lhs", "rhs")
+
+
+class MoveNotImplementedError(EmberError, NotImplementedError):
+    """``to_device`` between two devices that have no copy path (``src``, ``dst``)."""
+
+    attributes = ("src", "dst")
+
+
+class DeviceNotFoundError(EmberError, IndexError):
+    """The ordinal is out of range, negative, or there is no such GPU."""
+
+    attributes = ("kind", "ordinal", "count")
+
+
+class BackendUnavailableError(EmberError, RuntimeError):
+    """The backend is not compiled in, or the machine has none (``kind``, ``reason``)."""
+
+    attributes = ("kind", "reason")
+
+
+class ShapeMismatchError(EmberError, ValueError):
+    """Shapes cannot broadcast, or matmul dims differ (``op``, ``lhs``, ``rhs``: tuples)."""
+
+    attributes = ("op", "lhs", "rhs")
+
+
+class DTypeMismatchError(EmberError, TypeError):
+    """dtypes differ where they must agree (``op``, ``lhs``, ``rhs``: DTypes)."""
+
+    attributes = ("op", "lhs", "rhs")
+
+
+class UnsupportedDTypeError(EmberError, TypeError):
+    """An op or backend does not support the dtype (``dtype``, ``device``, ``op``)."""
+
+    attributes = ("dtype", "device", "op")
+
+
+class OutOfMemoryError(EmberError, MemoryError):
+    """An allocation failed (``device``, ``bytes``)."""
+
+    attributes = ("device", "bytes")
+
+
+class DeviceError(EmberError, RuntimeError):
+    """The device reported a failure (``device``)."""
+
+    attributes = ("device",)
+
+
+class InvalidArgumentError(EmberError, ValueError):
+    """A bad value: a ragged list, a negative size, a bad device spec (``op``)."""
+
+    attributes = ("op",)
+
+
+class IndexOutOfRangeError(EmberError, IndexError):
+    """A dim or an index outside its range (``op``)."""
+
+    attributes = ("op",)

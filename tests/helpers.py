@@ -1,0 +1,219 @@
+"""Shared pieces of the test suite: dtypes, numpy references, input builders, checks.
+
+Every comparison goes through numpy: inputs are built with numpy (already rounded to
+the dtype under test), turned into ember tensors, and the result is compared with the
+same computation done by numpy on the same values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ember
+import numpy as np
+import pytest
+
+DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "uint32", "uint8"]
+FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
+INT_DTYPES = ["int64", "uint32", "uint8"]
+HALF_DTYPES = ["float16", "bfloat16"]
+
+# The numpy dtype that t.numpy() gives for each ember dtype (numpy has no bfloat16).
+NP_DTYPE = {
+    "float32": np.float32,
+    "float16": np.float16,
+    "bfloat16": np.float32,
+    "float64": np.float64,
+    "int64": np.int64,
+    "uint32": np.uint32,
+    "uint8": np.uint8,
+}
+
+# dtypes a backend lacks, by device kind (docs: Metal has no float64).
+UNSUPPORTED = {"metal": {"float64"}}
+
+# (rtol, atol) for results that numpy does not compute exactly (transcendentals,
+# reductions, matmul). Half types: the reference is computed in float32 from the same
+# rounded inputs, then compared loosely (bfloat16 has about 3 significant digits).
+TOLERANCE = {
+    "float32": (2e-5, 1e-6),
+    "float64": (1e-10, 1e-12),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+}
+
+
+def edtype(name: str) -> ember.DType:
+    """The ember dtype of a name."""
+    return getattr(ember, name)
+
+
+def is_float(name: str) -> bool:
+    return name in FLOAT_DTYPES
+
+
+def compute_dtype(name: str):
+    """The numpy dtype a reference is computed in: half types go through float32."""
+    return np.float32 if name in HALF_DTYPES else NP_DTYPE[name]
+
+
+def round_bf16(x) -> np.ndarray:
+    """Rounds float32 values to the nearest bfloat16 (ties to even), as float32."""
+    x = np.array(x, dtype=np.float32, copy=True, order="C")
+    bits = x.view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = bits.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, out).astype(np.float32)
+
+
+def rounded(x, name: str) -> np.ndarray:
+    """x stored in dtype `name`, as the numpy array that t.numpy() would give."""
+    x = np.asarray(x)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf, as a cast does
+        if name == "bfloat16":
+            return round_bf16(x.astype(np.float32))
+        return x.astype(NP_DTYPE[name])
+
+
+def supported(device, name: str) -> bool:
+    return name not in UNSUPPORTED.get(device.kind, set())
+
+
+def require_dtype(device, name: str) -> bool:
+    """True when `device` has dtype `name`. When it lacks it, asserts that making a
+    tensor of that dtype there raises UnsupportedDTypeError, and returns False."""
+    if supported(device, name):
+        return True
+    with pytest.raises(ember.UnsupportedDTypeError) as info:
+        ember.zeros(2, 3, dtype=edtype(name), device=device)
+    assert info.value.dtype == edtype(name)
+    with pytest.raises(ember.UnsupportedDTypeError):
+        ember.tensor(np.zeros(3, dtype=NP_DTYPE[name]), dtype=edtype(name), device=device)
+    return False
+
+
+# ---- inputs
+
+INT_RANGE = {"int64": (-50, 50), "uint32": (0, 100), "uint8": (0, 100)}
+
+
+def rand_array(rng, shape, name: str, kind: str = "normal") -> np.ndarray:
+    """Random values representable in `name`, as the numpy array t.numpy() gives.
+
+    kind: "normal" (floats N(0,1); ints in a small signed/unsigned range), "positive"
+    (floats in [0.1, 4), ints in [1, 20)), "unit" (floats in [-1, 1)), "small" (ints
+    in [0, 4), floats the same values), "uniform" (floats in [0, 2)).
+    """
+    shape = tuple(shape)
+    if kind == "small":
+        return rounded(rng.integers(0, 4, size=shape), name)
+    if not is_float(name):
+        lo, hi = (1, 20) if kind == "positive" else INT_RANGE[name]
+        return rng.integers(lo, hi, size=shape).astype(NP_DTYPE[name])
+    if kind == "normal":
+        x = rng.standard_normal(shape)
+    elif kind == "positive":
+        x = rng.uniform(0.1, 4.0, shape)
+    elif kind == "unit":
+        x = rng.uniform(-1.0, 1.0, shape)
+    elif kind == "uniform":
+        x = rng.uniform(0.0, 2.0, shape)
+    else:
+        raise ValueError(kind)
+    return rounded(x, name)
+
+
+def to_ember(arr, name: str, device) -> ember.Tensor:
+    return ember.tensor(np.asarray(arr), dtype=edtype(name), device=device)
+
+
+LAYOUTS = ["contiguous", "transposed", "stepped", "reversed", "expanded", "narrowed"]
+
+
+def make_view(rng, shape, name: str, device, layout: str, kind: str = "normal"):
+    """A tensor of `shape` with the given memory layout, and its values as numpy.
+
+    contiguous: a fresh tensor; transposed: a permuted view of a tensor with the dims
+    reversed; stepped: every other element of a larger tensor (t[::2, ::2, ...]);
+    reversed: a negative-step slice; expanded: a broadcast view whose leading non-1 dim
+    is stored once; narrowed: narrow() of a larger tensor in dim 0.
+    """
+    shape = tuple(shape)
+    nd = len(shape)
+    if layout == "transposed" and nd >= 2:
+        base = rand_array(rng, shape[::-1], name, kind)
+        t = to_ember(base, name, device).permute(*range(nd - 1, -1, -1))
+        return t, np.array(base.transpose(), order="C")
+    if layout == "stepped" and nd >= 1:
+        base = rand_array(rng, tuple(2 * s for s in shape), name, kind)
+        idx = tuple(slice(None, None, 2) for _ in shape)
+        return to_ember(base, name, device)[idx], np.array(base[idx], order="C")
+    if layout == "reversed" and nd >= 1:
+        base = rand_array(rng, tuple(2 * s for s in shape), name, kind)
+        idx = tuple(slice(None, None, -2) for _ in shape)
+        return to_ember(base, name, device)[idx], np.array(base[idx], order="C")
+    if layout == "expanded" and nd >= 1:
+        small = list(shape)
+        for i, s in enumerate(small):
+            if s > 1:
+                small[i] = 1
+                break
+        base = rand_array(rng, small, name, kind)
+        t = to_ember(base, name, device).broadcast_to(shape)
+        return t, np.array(np.broadcast_to(base, shape), order="C")
+    if layout == "narrowed" and nd >= 1:
+        base = rand_array(rng, (shape[0] + 3,) + shape[1:], name, kind)
+        t = to_ember(base, name, device).narrow(0, 2, shape[0])
+        return t, np.array(base[2 : 2 + shape[0]], order="C")
+    base = rand_array(rng, shape, name, kind)
+    return to_ember(base, name, device), base
+
+
+# ---- checks
+
+
+def check_meta(t, shape, name: str, device=None):
+    assert isinstance(t, ember.Tensor), type(t)
+    assert t.shape == tuple(shape), (t.shape, tuple(shape))
+    assert t.dtype == edtype(name), (t.dtype, name)
+    if device is not None:
+        assert t.device.same_device(device), (t.device, device)
+
+
+def check_exact(t, expected, name: str, device=None):
+    """t has `expected`'s shape, dtype `name` and exactly its values (NaNs where it has
+    NaNs). `expected` holds the values as stored in `name` (see rounded())."""
+    expected = np.asarray(expected)
+    check_meta(t, expected.shape, name, device)
+    got = t.numpy()
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == NP_DTYPE[name], (got.dtype, name)
+    np.testing.assert_array_equal(got, rounded(expected, name))
+
+
+def check_close(t, expected, name: str, rtol=None, atol=None, device=None):
+    """t has `expected`'s shape and dtype `name`, and values within tolerance of the
+    reference `expected` (computed in float32 or better)."""
+    expected = np.asarray(expected)
+    check_meta(t, expected.shape, name, device)
+    got = t.numpy()
+    assert got.dtype == NP_DTYPE[name], (got.dtype, name)
+    r, a = TOLERANCE[name]
+    rtol = r if rtol is None else rtol
+    atol = a if atol is None else atol
+    np.testing.assert_allclose(
+        got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+    )
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu_ref(x):
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def sigmoid_ref(x):
+    x = np.asarray(x, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-x))

@@ -1,0 +1,323 @@
+"""__getitem__ (ints, slices with steps, None, Ellipsis), views sharing storage, and
+index_select / gather, against numpy."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from helpers import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    LAYOUTS,
+    NP_DTYPE,
+    check_exact,
+    edtype,
+    make_view,
+    require_dtype,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def arange_pair(shape, device, name="int64"):
+    x = np.arange(int(np.prod(shape))).reshape(shape).astype(NP_DTYPE[name])
+    return ember.tensor(x, dtype=edtype(name), device=device), x
+
+
+INDEXES = [
+    1,
+    -1,
+    -4,
+    (0, 1),
+    (-1, -2, -3),
+    slice(1, 3),
+    slice(None, None, 2),
+    slice(None, None, -1),
+    slice(None, None, -2),
+    slice(3, 0, -1),
+    slice(-2, None),
+    slice(10, 20),
+    slice(-100, 100),
+    slice(2, 2),
+    (slice(None), 1),
+    (Ellipsis, 1),
+    (Ellipsis, slice(None, None, -3)),
+    (1, Ellipsis, 2),
+    None,
+    (None, 1),
+    (slice(None), None, slice(1, None, 2)),
+    (None, Ellipsis, None),
+    (0, None, slice(None, None, -1), None),
+    Ellipsis,
+    (),
+    (slice(None, None, 3), slice(None, None, -2), slice(None, None, 4)),
+]
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=repr)
+def test_getitem(device, index):
+    t, x = arange_pair((4, 3, 5), device)
+    got = t[index]
+    ref = x[index]
+    check_exact(got, np.asarray(ref), "int64", device)
+
+
+def test_getitem_all_dtypes(device, dtype):
+    if not require_dtype(device, dtype):
+        return
+    t, x = arange_pair((4, 6), device, dtype)
+    check_exact(t[1], x[1], dtype)
+    check_exact(t[::-1, 1::2], x[::-1, 1::2], dtype)
+    check_exact(t[-1, -1], np.asarray(x[-1, -1]), dtype)
+
+
+def test_getitem_of_views(device, rng):
+    for layout in LAYOUTS:
+        t, x = make_view(rng, (4, 5), "float32", device, layout)
+        check_exact(t[1:, ::-2], x[1:, ::-2], "float32")
+        check_exact(t[..., 2], x[..., 2], "float32")
+
+
+def test_getitem_numpy_integer_index(device):
+    t, x = arange_pair((4, 3), device)
+    check_exact(t[np.int64(2)], x[2], "int64")
+    check_exact(t[np.int64(-1), np.int32(1)], np.asarray(x[-1, 1]), "int64")
+
+
+def test_int_index_gives_0d(device):
+    t, x = arange_pair((3,), device)
+    assert t[1].shape == ()
+    assert t[1].item() == 1
+
+
+def test_iteration_and_len(device):
+    t, x = arange_pair((3, 2), device)
+    rows = list(t)
+    assert len(rows) == len(t) == 3
+    for r, xr in zip(rows, x):
+        check_exact(r, xr, "int64")
+
+
+@st.composite
+def index_tuples(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=1, max_size=4)))
+    parts = []
+    used_ellipsis = False
+    dims_left = len(shape)
+    d = 0
+    while d < len(shape):
+        kind = draw(st.sampled_from(["int", "slice", "slice", "none", "ellipsis", "stop"]))
+        if kind == "stop":
+            break
+        if kind == "none":
+            parts.append(None)
+            continue
+        if kind == "ellipsis" and not used_ellipsis:
+            used_ellipsis = True
+            parts.append(Ellipsis)
+            skip = draw(st.integers(0, dims_left))
+            d += skip
+            dims_left -= skip
+            continue
+        size = shape[d]
+        if kind == "int" and size > 0:
+            parts.append(draw(st.integers(-size, size - 1)))
+        else:
+            start = draw(st.one_of(st.none(), st.integers(-size - 2, size + 2)))
+            stop = draw(st.one_of(st.none(), st.integers(-size - 2, size + 2)))
+            step = draw(st.one_of(st.none(), st.sampled_from([1, 2, 3, -1, -2, -3])))
+            parts.append(slice(start, stop, step))
+        d += 1
+        dims_left -= 1
+    return shape, tuple(parts)
+
+
+@settings(max_examples=80)
+@given(case=index_tuples(), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+def test_getitem_random(device, case, layout, seed):
+    shape, index = case
+    rng = np.random.default_rng(seed)
+    t, x = make_view(rng, shape, "int64", device, layout)
+    check_exact(t[index], np.asarray(x[index]), "int64")
+    # and the result is a view: writing through it changes the base the same way
+    base_t, base_x = t.contiguous(), x.copy()
+    v = base_t[index]
+    v += 7
+    vx = base_x[index]
+    if isinstance(vx, np.ndarray):
+        vx += 7
+    else:
+        base_x[index] += 7
+    check_exact(base_t, base_x, "int64")
+
+
+# ---- views share storage
+
+
+def test_slice_view_writes_through(device, dtype):
+    if not require_dtype(device, dtype):
+        return
+    t, x = arange_pair((4, 3), device, dtype)
+    v = t[1:]
+    v += 1
+    x[1:] += 1
+    check_exact(t, x, dtype)
+    w = t[:, ::2]
+    w *= 2
+    x[:, ::2] *= 2
+    check_exact(t, x, dtype)
+    r = t[::-1]
+    r -= 1
+    x[::-1] -= 1
+    check_exact(t, x, dtype)
+
+
+def test_views_of_views_write_through(device):
+    t, x = arange_pair((4, 6), device, "float32")
+    v = t.t()[1:5:2].narrow(1, 1, 2)
+    v += 100
+    x.T[1:5:2][:, 1:3] += 100
+    check_exact(t, x, "float32")
+    u = t.reshape(2, 12)[1, ::3]
+    u /= 2
+    x.reshape(2, 12)[1, ::3] /= 2
+    check_exact(t, x, "float32")
+    e = t[0].unsqueeze(0)[None]
+    e -= 5
+    x[0] -= 5
+    check_exact(t, x, "float32")
+
+
+def test_write_through_int_index(device):
+    t, x = arange_pair((3, 4), device)
+    row = t[1]
+    row += 10
+    x[1] += 10
+    check_exact(t, x, "int64")
+    cell = t[2, -1]
+    cell *= 3
+    x[2, -1] *= 3
+    check_exact(t, x, "int64")
+
+
+def test_base_writes_visible_in_views(device):
+    t, x = arange_pair((3, 4), device)
+    v = t[:, 1:3]
+    t += 1
+    check_exact(v, (x + 1)[:, 1:3], "int64")
+
+
+def test_numpy_result_is_a_copy(device):
+    t, x = arange_pair((3,), device)
+    arr = t.numpy()
+    arr[0] = 99
+    check_exact(t, x, "int64")
+
+
+# ---- index_select
+
+
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_index_select(device, dtype, dim, id_dtype, rng):
+    if not require_dtype(device, dtype):
+        return
+    for layout in ("contiguous", "transposed", "stepped", "reversed"):
+        t, x = make_view(rng, (4, 5, 3), dtype, device, layout)
+        size = x.shape[dim]
+        ids = rng.integers(0, size, size=7).astype(NP_DTYPE[id_dtype])
+        ids[0] = size - 1  # the last row is reachable
+        got = t.index_select(dim, ember.tensor(ids, device=device))
+        check_exact(got, np.take(x, ids.astype(np.int64), axis=dim), dtype, device)
+        got = ember.index_select(t, dim, ember.tensor(ids, device=device))
+        check_exact(got, np.take(x, ids.astype(np.int64), axis=dim), dtype)
+
+
+def test_index_select_embedding_lookup(device):
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)
+    t = ember.tensor(table, device=device)
+    ids = [3, 3, 0, 9]
+    check_exact(t.index_select(0, ember.tensor(ids, device=device)), table[ids], "float32")
+    check_exact(t.index_select(0, ids), table[ids], "float32")  # a list works too
+    empty = t.index_select(0, ember.tensor(np.zeros(0, np.int64), device=device))
+    check_exact(empty, np.zeros((0, 4)), "float32")
+
+
+def test_index_select_with_id_views(device):
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    t = ember.tensor(table, device=device)
+    ids = ember.tensor([[0, 1], [2, 3], [4, 5]], device=device)
+    check_exact(t.index_select(0, ids[:, 1]), table[[1, 3, 5]], "float32")
+    check_exact(t.index_select(0, ids.flatten()[::-1]), table[[5, 4, 3, 2, 1, 0]], "float32")
+
+
+def test_index_select_negative_ids_wrap_or_raise(device):
+    # numpy's take wraps -1 to the last row; refusing negative ids is also safe
+    t = ember.tensor(np.arange(6).reshape(3, 2), device=device)
+    try:
+        got = t.index_select(0, ember.tensor([-1, 0], device=device))
+    except ember.IndexOutOfRangeError:
+        return
+    check_exact(got, np.arange(6).reshape(3, 2)[[-1, 0]], "int64")
+
+
+def test_index_select_out_of_range(device):
+    t = ember.zeros(3, 4, device=device)
+    for bad in ([3], [0, 4, 1], [2**40]):
+        with pytest.raises(ember.IndexOutOfRangeError) as info:
+            t.index_select(0, ember.tensor(bad, device=device))
+        assert info.value.op == "index_select"
+    with pytest.raises(ember.IndexOutOfRangeError):
+        t.index_select(1, ember.tensor(np.array([4], dtype=np.uint8), device=device))
+
+
+# ---- gather
+
+
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_gather(device, dtype, dim, id_dtype, rng):
+    if not require_dtype(device, dtype):
+        return
+    for layout in ("contiguous", "transposed", "stepped"):
+        t, x = make_view(rng, (4, 5, 3), dtype, device, layout)
+        shape = list(x.shape)
+        size = shape[dim]
+        shape[dim] = 6
+        ids = rng.integers(0, size, size=shape).astype(NP_DTYPE[id_dtype])
+        got = t.gather(dim, ember.tensor(ids, device=device))
+        ref = np.take_along_axis(x, ids.astype(np.int64), axis=dim)
+        check_exact(got, ref, dtype, device)
+        check_exact(ember.gather(t, dim, ember.tensor(ids, device=device)), ref, dtype)
+
+
+def test_gather_picks_per_row(device):
+    x = np.array([[10, 11, 12], [20, 21, 22]])
+    t = ember.tensor(x, device=device)
+    ids = np.array([[2, 0], [1, 1]])
+    check_exact(
+        t.gather(1, ember.tensor(ids, device=device)), np.array([[12, 10], [21, 21]]), "int64"
+    )
+    check_exact(
+        t.gather(0, ember.tensor([[1, 0, 1]], device=device)), np.array([[20, 11, 22]]), "int64"
+    )
+
+
+def test_gather_out_of_range(device):
+    t = ember.zeros(2, 3, device=device)
+    with pytest.raises(ember.IndexOutOfRangeError) as info:
+        t.gather(1, ember.tensor([[0, 3], [1, 1]], device=device))
+    assert info.value.op == "gather"
+
+
+@pytest.mark.parametrize("name", FLOAT_DTYPES)
+def test_index_ops_reject_float_ids(device, name):
+    t = ember.zeros(3, 3, device=device)
+    if not require_dtype(device, name):
+        return
+    ids = ember.zeros(2, dtype=edtype(name), device=device)
+    with pytest.raises(ember.UnsupportedDTypeError):
+        t.index_select(0, ids)
+    with pytest.raises(ember.UnsupportedDTypeError):
+        t.gather(0, ids.reshape(2, 1))

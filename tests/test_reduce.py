@@ -1,0 +1,296 @@
+"""Reductions (sum mean max min argmax argmin) and softmax/log_softmax against numpy."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from helpers import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    LAYOUTS,
+    NP_DTYPE,
+    check_close,
+    check_exact,
+    edtype,
+    make_view,
+    rand_array,
+    require_dtype,
+    rounded,
+    to_ember,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+SHAPE = (3, 4, 5)
+# dim arguments for a 3-D tensor, and the numpy axis they mean
+DIMS = [None, 0, 1, 2, -1, -3, (0, 2), (2, 0), (-1, 1), (0, 1, 2), (1,)]
+
+
+def np_axis(dim):
+    return dim
+
+
+def sum_tolerance(name, x, axis):
+    """Reductions add many rounding errors: bound them by the sum of magnitudes."""
+    mag = np.sum(np.abs(x.astype(np.float64)), axis=axis)
+    rel = {"float32": 1e-6, "float64": 1e-14, "float16": 2e-3, "bfloat16": 1e-2}[name]
+    return rel * mag
+
+
+def check_sum_like(got, ref, name, x, axis, keepdim):
+    mag = sum_tolerance(name, x, axis)
+    if keepdim and axis is not None:
+        mag = np.expand_dims(mag, axis)
+    elif keepdim:
+        mag = np.reshape(mag, (1,) * x.ndim)
+    assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
+    assert got.dtype == edtype(name)
+    g = got.numpy().astype(np.float64)
+    # plus the final rounding to the dtype
+    slack = (
+        np.abs(ref) * {"float32": 1e-7, "float64": 1e-15, "float16": 1e-3, "bfloat16": 8e-3}[name]
+    )
+    assert np.all(np.abs(g - ref) <= mag + slack + 1e-30), (g, ref)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+def test_sum(device, dtype, dim, keepdim, rng):
+    if not require_dtype(device, dtype):
+        return
+    for layout in LAYOUTS:
+        t, x = make_view(rng, SHAPE, dtype, device, layout)
+        got = t.sum(dim=dim, keepdim=keepdim)
+        axis = np_axis(dim)
+        if edtype(dtype).is_float:
+            ref = np.sum(x.astype(np.float64), axis=axis, keepdims=keepdim)
+            check_sum_like(got, ref, dtype, x, axis, keepdim)
+        else:
+            # integer sums are int64, computed exactly
+            ref = np.sum(x.astype(np.int64), axis=axis, keepdims=keepdim)
+            check_exact(got, ref, "int64", device)
+        fn = ember.sum(t, dim, keepdim=keepdim)
+        np.testing.assert_array_equal(fn.numpy(), got.numpy())
+
+
+@pytest.mark.parametrize("name", INT_DTYPES)
+def test_integer_sum_is_int64_without_overflow(device, name):
+    top = np.iinfo(NP_DTYPE[name]).max if name != "int64" else 2**40
+    x = np.full((1000,), top, dtype=NP_DTYPE[name])
+    t = ember.tensor(x, device=device)
+    got = t.sum()
+    assert got.dtype == ember.int64
+    assert got.item() == 1000 * int(top)
+    check_exact(t.reshape(10, 100).sum(dim=1), np.full(10, 100 * int(top)), "int64")
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+def test_mean(device, dim, keepdim, rng):
+    for name in FLOAT_DTYPES:
+        if not require_dtype(device, name):
+            continue
+        for layout in ("contiguous", "transposed", "stepped"):
+            t, x = make_view(rng, SHAPE, name, device, layout, "uniform")
+            axis = np_axis(dim)
+            ref = np.mean(x.astype(np.float64), axis=axis, keepdims=keepdim)
+            got = t.mean(dim=dim, keepdim=keepdim)
+            check_close(got, ref, name, rtol={"float32": 1e-5}.get(name))
+            np.testing.assert_array_equal(ember.mean(t, dim, keepdim=keepdim).numpy(), got.numpy())
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+def test_max_min(device, dtype, op, dim, keepdim, rng):
+    if not require_dtype(device, dtype):
+        return
+    for layout in LAYOUTS:
+        t, x = make_view(rng, SHAPE, dtype, device, layout)
+        ref = getattr(np, op)(x, axis=np_axis(dim), keepdims=keepdim)
+        check_exact(getattr(t, op)(dim=dim, keepdim=keepdim), ref, dtype, device)
+        check_exact(getattr(ember, op)(t, dim, keepdim=keepdim), ref, dtype)
+
+
+def test_max_min_with_nan(device):
+    for name in FLOAT_DTYPES:
+        if not require_dtype(device, name):
+            continue
+        x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+        t = ember.tensor(x, dtype=edtype(name), device=device)
+        check_exact(t.max(dim=1), np.array([np.nan, 6.0]), name)
+        check_exact(t.min(dim=1), np.array([np.nan, 4.0]), name)
+        assert np.isnan(t.max().item())
+
+
+def test_max_min_of_infinities(device):
+    x = np.array([-np.inf, -np.inf, np.inf], dtype=np.float32)
+    t = ember.tensor(x, device=device)
+    assert t.max().item() == np.inf
+    assert t.min().item() == -np.inf
+    assert ember.tensor([-np.inf, -np.inf], device=device).max().item() == -np.inf
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None, 0, 1, 2, -1, -2])
+def test_argmax_argmin(device, dtype, op, dim, keepdim, rng):
+    if not require_dtype(device, dtype):
+        return
+    for layout in LAYOUTS:
+        # "small" values make ties: numpy returns the first index
+        for kind in ("normal", "small"):
+            t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
+            ref = getattr(np, op)(x, axis=dim, keepdims=keepdim)
+            got = getattr(t, op)(dim=dim, keepdim=keepdim)
+            check_exact(got, np.asarray(ref), "int64", device)
+            check_exact(getattr(ember, op)(t, dim, keepdim=keepdim), np.asarray(ref), "int64")
+
+
+def test_argmax_ties_give_first_index(device):
+    for name in ("float32", "int64", "uint8"):
+        t = ember.tensor(np.array([[1, 3, 3], [2, 2, 2]], dtype=NP_DTYPE[name]), device=device)
+        check_exact(t.argmax(dim=1), np.array([1, 0]), "int64")
+        check_exact(t.argmin(dim=1), np.array([0, 0]), "int64")
+        check_exact(t.argmax(), np.array(1), "int64")
+        check_exact(t.argmin(), np.array(0), "int64")
+
+
+def test_argmax_with_nan_follows_numpy(device):
+    x = np.array([1.0, np.nan, 5.0, np.nan], dtype=np.float32)
+    t = ember.tensor(x, device=device)
+    assert t.argmax().item() == np.argmax(x) == 1
+    assert t.argmin().item() == np.argmin(x) == 1
+
+
+def test_reductions_return_scalars(device):
+    t = ember.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    for r, value in [(t.sum(), 10.0), (t.mean(), 2.5), (t.max(), 4.0), (t.min(), 1.0)]:
+        assert r.shape == ()
+        assert r.item() == value
+        assert isinstance(r.item(), float)
+    assert t.argmax().shape == () and t.argmax().item() == 3
+    assert isinstance(t.argmax().item(), int)
+
+
+def test_reduce_zero_size(device, dtype):
+    if not require_dtype(device, dtype):
+        return
+    t = ember.zeros(0, 3, dtype=edtype(dtype), device=device)
+    out = "int64" if not edtype(dtype).is_float else dtype
+    check_exact(t.sum(dim=0), np.zeros(3), out)
+    check_exact(t.sum(), np.array(0), out)
+    check_exact(t.sum(dim=1), np.zeros(0), out)
+    check_exact(t.max(dim=1), np.zeros(0), dtype)
+    check_exact(t.argmax(dim=1), np.zeros(0), "int64")
+    check_exact(t.sum(dim=1, keepdim=True), np.zeros((0, 1)), out)
+
+
+def test_reduce_0d(device):
+    t = ember.tensor(5.0, device=device)
+    assert t.sum().item() == 5.0
+    assert t.max().item() == 5.0
+    assert t.argmax().item() == 0
+
+
+def test_sum_large(device, rng):
+    # many elements: the parallel / blocked path, and float32 accuracy over 1e6 adds
+    x = rng.uniform(0, 1, size=(1000, 1000)).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    ref = x.astype(np.float64)
+    np.testing.assert_allclose(t.sum().item(), ref.sum(), rtol=1e-5)
+    np.testing.assert_allclose(t.sum(dim=0).numpy(), ref.sum(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(t.sum(dim=1).numpy(), ref.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(t.t().sum(dim=1).numpy(), ref.sum(axis=0), rtol=1e-5)
+    assert t.max().item() == x.max() and t.argmin().item() == x.argmin()
+
+
+def test_half_sum_accumulates_in_higher_precision(device):
+    # 4096 ones: a float16 running sum would stop at 2048
+    for name in ("float16", "bfloat16"):
+        t = ember.ones(4096, dtype=edtype(name), device=device)
+        assert t.sum().item() == 4096.0
+        assert t.mean().item() == 1.0
+
+
+@settings(max_examples=40)
+@given(
+    shape=st.lists(st.integers(0, 5), min_size=1, max_size=4),
+    data=st.data(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_sum_max_random_shapes(device, shape, data, seed):
+    nd = len(shape)
+    dims = data.draw(st.lists(st.integers(-nd, nd - 1), unique_by=lambda d: d % nd, max_size=nd))
+    keepdim = data.draw(st.booleans())
+    layout = data.draw(st.sampled_from(LAYOUTS))
+    rng = np.random.default_rng(seed)
+    t, x = make_view(rng, shape, "int64", device, layout)
+    dim = tuple(dims) if dims else None
+    check_exact(t.sum(dim=dim, keepdim=keepdim), np.sum(x, axis=dim, keepdims=keepdim), "int64")
+    reduced = [shape[d] for d in (dims or range(nd))]
+    kept = [s for i, s in enumerate(shape) if i not in [d % nd for d in (dims or range(nd))]]
+    if 0 in reduced and 0 not in kept:
+        return  # no identity for max
+    if 0 not in reduced:
+        check_exact(t.max(dim=dim, keepdim=keepdim), np.max(x, axis=dim, keepdims=keepdim), "int64")
+
+
+# ---- softmax
+
+
+def np_softmax(x, axis):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_log_softmax(x, axis):
+    x = x.astype(np.float64)
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2])
+def test_softmax_log_softmax(device, dim, rng):
+    for name in FLOAT_DTYPES:
+        if not require_dtype(device, name):
+            continue
+        for layout in LAYOUTS:
+            t, x = make_view(rng, SHAPE, name, device, layout)
+            check_close(t.softmax(dim), np_softmax(x, dim), name)
+            check_close(ember.softmax(t, dim), np_softmax(x, dim), name)
+            atol = 2e-2 if name in ("float16", "bfloat16") else None
+            check_close(t.log_softmax(dim), np_log_softmax(x, dim), name, atol=atol)
+            check_close(ember.log_softmax(t, dim=dim), np_log_softmax(x, dim), name, atol=atol)
+
+
+def test_softmax_is_stable_for_large_values(device):
+    x = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]], dtype=np.float32)
+    t = ember.tensor(x, device=device)
+    check_close(t.softmax(-1), np_softmax(x, -1), "float32")
+    check_close(t.log_softmax(-1), np_log_softmax(x, -1), "float32")
+    assert np.isfinite(t.log_softmax(1).numpy()).all()
+
+
+def test_softmax_rows_sum_to_one(device, rng):
+    x = rounded(rng.standard_normal((64, 1000)) * 5, "float32")
+    s = ember.tensor(x, device=device).softmax(1).numpy().astype(np.float64)
+    np.testing.assert_allclose(s.sum(axis=1), np.ones(64), rtol=1e-5)
+    assert (s >= 0).all()
+
+
+def test_softmax_zero_size_and_0d(device):
+    assert ember.zeros(0, 4, device=device).softmax(1).shape == (0, 4)
+    assert ember.zeros(3, 0, device=device).softmax(1).shape == (3, 0)
+    assert ember.tensor(2.0, device=device).softmax(0).item() == 1.0
+
+
+def test_softmax_keeps_dtype(device):
+    for name in FLOAT_DTYPES:
+        if not require_dtype(device, name):
+            continue
+        t = to_ember(rand_array(np.random.default_rng(0), (2, 3), name), name, device)
+        assert t.softmax(1).dtype == edtype(name)
+        assert t.log_softmax(0).dtype == edtype(name)
