@@ -119,10 +119,12 @@ def run_all(plan, devices, settings, progress, records: list[dict]) -> None:
     rng = np.random.default_rng(0)
     for label, spec in plan:
         progress.start(f"{label} {spec.name} {spec.label}")
+        t0 = time.perf_counter()
         lib_list = devices[label]
         case = cases.build(spec, lib_list, rng)
         getters = {lib.name: lib.get for lib in lib_list}
         record = run_case(case, getters, settings)
+        record["wall_s"] = round(time.perf_counter() - t0, 2)  # setup, checks and timing
         for line in failures(record):
             progress.say(f"!!! {line}")
         records.append(record)

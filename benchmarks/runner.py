@@ -11,13 +11,14 @@ EMBER = "ember"
 
 
 def check(impl: Impl, get, reference: np.ndarray, rtol: float) -> dict:
-    """Compare one run's result with the float64 numpy reference (np.allclose)."""
+    """Compare one run's result with the float64 numpy reference, as np.allclose does."""
     got = get(impl.run_once())
     if got.shape != reference.shape:
         return {"ok": False, "detail": f"shape {got.shape}, numpy gives {reference.shape}"}
     scale = float(np.max(np.abs(reference))) if reference.size else 0.0
     err = float(np.max(np.abs(got.astype(np.float64) - reference))) if got.size else 0.0
-    ok = bool(np.allclose(got, reference, rtol=rtol, atol=rtol * scale))
+    # err <= atol already implies allclose; np.allclose itself takes ~0.6 s on 1e7 elements
+    ok = err <= rtol * scale or bool(np.allclose(got, reference, rtol=rtol, atol=rtol * scale))
     rel = err / scale if scale > 0 else err
     detail = "" if ok else f"max |err| {err:.3g} = {rel:.3g} of max |ref| (allowed {rtol:g})"
     return {"ok": ok, "rel_err": rel, "detail": detail}
