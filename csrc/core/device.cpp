@@ -98,6 +98,7 @@ std::pair<std::string, int64_t> parse_device_spec(const std::string& spec) {
     return Error(ErrorKind::InvalidArgument,
                  "bad device spec '" + spec + "': " + why +
                      "; expected 'cpu', 'metal', 'metal:N', 'cuda' or 'cuda:N'")
+        .with("op", std::string("device"))
         .with("spec", spec);
   };
   size_t colon = spec.find(':');

@@ -38,6 +38,7 @@ void CpuStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_
 void CpuStorage::copy_strided(const Layout& src, BackendStorage& dst,
                               const Layout& dst_layout) const {
   size_t es = dtype_size(dtype_);
+  if (src.numel() == 0) return;
   if (src.is_contiguous() && dst_layout.is_contiguous()) {
     std::memcpy(static_cast<char*>(as_cpu(dst).data()) + dst_layout.offset() * es,
                 static_cast<const char*>(data_) + src.offset() * es, size_t(src.numel()) * es);

@@ -24,7 +24,7 @@ CpuStorage::~CpuStorage() {
 }
 
 void CpuStorage::to_host(void* dst) const {
-  std::memcpy(dst, data_, size_t(numel_) * dtype_size(dtype_));
+  if (numel_ > 0) std::memcpy(dst, data_, size_t(numel_) * dtype_size(dtype_));
 }
 
 std::string CpuDevice::name() const {
@@ -47,7 +47,8 @@ std::unique_ptr<BackendStorage> CpuDevice::zeros(int64_t numel, DType dtype) {
 
 std::unique_ptr<BackendStorage> CpuDevice::from_host(const void* data, int64_t numel, DType dtype) {
   auto s = std::make_unique<CpuStorage>(shared_from_this(), dtype, numel);
-  std::memcpy(s->data(), data, size_t(numel) * dtype_size(dtype));
+  if (numel > 0)
+    std::memcpy(s->data(), data, size_t(numel) * dtype_size(dtype));  // data may be null
   return s;
 }
 
