@@ -9,7 +9,8 @@ PYBIND11_MODULE(_core, m) {
   namespace ep = ember::python;
   m.doc() = "ember's C++ core: devices, dtypes, tensors and their ops";
   m.attr("__version__") = EMBER_VERSION;
-  ep::bind_errors(m);  // first: every later binding may raise
+  ember::cpu_device();  // the CPU is Device id 0, whichever device a script opens first
+  ep::bind_errors(m);   // first binding: every later one may raise
   ep::bind_dtype(m);
   ep::bind_device(m);
   auto tensor = ep::bind_tensor(m);

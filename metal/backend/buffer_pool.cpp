@@ -1,0 +1,69 @@
+#include "buffer_pool.h"
+
+#include <algorithm>
+
+namespace ember::metal {
+
+size_t BufferPool::size_class(size_t bytes) {
+  if (bytes <= 256) return 256;
+  if (bytes >= (size_t(64) << 20)) return (bytes + (1 << 20) - 1) & ~size_t((1 << 20) - 1);
+  size_t c = 256;
+  while (c < bytes) c <<= 1;  // powers of two below 64 MiB: few classes, at most 2x waste
+  return c;
+}
+
+std::shared_ptr<rt::Buffer> BufferPool::take(size_t bytes, uint64_t completed_seq) {
+  const size_t cls = size_class(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [lo, hi] = free_.equal_range(cls);
+  for (auto it = lo; it != hi; ++it) {
+    if (it->second.last_use_seq > completed_seq) continue;  // the GPU may still use it
+    auto buffer = std::move(it->second.buffer);
+    free_.erase(it);
+    pooled_bytes_ -= int64_t(cls);
+    ++hits_;
+    note_peak_locked();
+    return buffer;
+  }
+  ++misses_;
+  return nullptr;
+}
+
+void BufferPool::give(std::shared_ptr<rt::Buffer> buffer, uint64_t last_use_seq) {
+  const size_t cls = buffer->length();
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.emplace(cls, Entry{std::move(buffer), last_use_seq});
+  pooled_bytes_ += int64_t(cls);
+}
+
+void BufferPool::note_allocated(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allocated_bytes_ += int64_t(bytes);
+  note_peak_locked();
+}
+
+void BufferPool::note_peak_locked() {
+  peak_in_use_ = std::max(peak_in_use_, allocated_bytes_ - pooled_bytes_);
+}
+
+void BufferPool::clear() {
+  std::multimap<size_t, Entry> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(free_);
+    allocated_bytes_ -= pooled_bytes_;
+    pooled_bytes_ = 0;
+  }
+}
+
+std::map<std::string, int64_t> BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // The same keys as the CPU device's statistics.
+  return {{"bytes_in_use", allocated_bytes_ - pooled_bytes_},
+          {"bytes_cached", pooled_bytes_},
+          {"peak_bytes_in_use", peak_in_use_},
+          {"cache_hits", hits_},
+          {"cache_misses", misses_}};
+}
+
+}  // namespace ember::metal

@@ -1,0 +1,106 @@
+// Casts, strided copies and fills (kernels/copy.metal): one lane per element. Copies
+// and fills move bits, so one kernel per element size serves every dtype.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "../kernels/copy.h"
+#include "core/host_cast.h"
+#include "metal_backend.h"
+
+namespace ember::metal {
+
+namespace {
+
+// gid.x is 32 bits wide: bigger views go in chunks.
+constexpr int64_t kChunk = int64_t(1) << 30;
+
+template <typename P>
+void launch(MetalDevice& dev, const std::string& kernel, const KernelBuffers& buffers, P p,
+            int64_t n) {
+  for (int64_t s = 0; s < n; s += kChunk) {
+    p.start = s;
+    p.count = std::min(kChunk, n - s);
+    dev.dispatch_1d("copy", kernel, buffers, p, p.count);
+  }
+}
+
+std::string bits_suffix(DType d) {
+  return "_b" + std::to_string(8 * dtype_size(d));
+}
+
+int64_t elements(const StridedLayout& l) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < l.ndim; ++d) n *= l.shape[d];
+  return n;
+}
+
+// Calls fn(kernel layouts) for the views, or, when they merge into more than
+// EMBER_MAX_DIMS dims, once per slice of their first dim: so contiguous() works on any
+// view, and with it every other op.
+template <typename Fn>
+void in_blocks(const char* op, const std::vector<Layout>& views, const Fn& fn) {
+  std::vector<StridedLayout> kl;
+  try {
+    kl = kernel_layouts(op, views);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument || views[0].ndim() <= EMBER_MAX_DIMS) throw;
+    for (int64_t i = 0; i < views[0].dim(0); ++i) {
+      std::vector<Layout> slice;
+      for (const Layout& v : views) slice.push_back(v.select(0, i));
+      in_blocks(op, slice, fn);
+    }
+    return;
+  }
+  fn(kl);
+}
+
+}  // namespace
+
+void MetalStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const {
+  if (dst.dtype() == dtype_) return copy_strided(src, dst, dst_layout);
+  if (dst_layout.numel() == 0) return;
+  const std::string types = std::string(dtype_suffix(dtype_)) + "_" + dtype_suffix(dst.dtype());
+  in_blocks("to_dtype", {src, dst_layout}, [&](const std::vector<StridedLayout>& kl) {
+    CopyKParams p{};
+    p.l[0] = kl[0];
+    p.l[1] = kl[1];
+    const bool dense = kl[0].contiguous && kl[1].contiguous;
+    launch(metal(), (dense ? "copy_cast_" : "copy_cast_strided_") + types, {this, &as_metal(dst)},
+           p, elements(kl[0]));
+  });
+}
+
+void MetalStorage::copy_strided(const Layout& src, BackendStorage& dst,
+                                const Layout& dst_layout) const {
+  if (dst_layout.numel() == 0) return;
+  const std::string bits = bits_suffix(dtype_);
+  in_blocks("copy", {src, dst_layout}, [&](const std::vector<StridedLayout>& kl) {
+    CopyKParams p{};
+    p.l[0] = kl[0];
+    p.l[1] = kl[1];
+    const bool dense = kl[0].contiguous && kl[1].contiguous;
+    launch(metal(), (dense ? "copy_bits" : "copy_bits_strided") + bits, {this, &as_metal(dst)}, p,
+           elements(kl[0]));
+  });
+}
+
+void MetalStorage::fill(const Layout& dst_layout, double value) {
+  if (dst_layout.numel() == 0) return;
+  // converted here exactly as the CPU does, and passed as bits: nothing is lost on the way
+  int64_t bits = 0;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    const auto v = saturate_cast<decltype(tag)>(value);
+    std::memcpy(&bits, &v, sizeof(v));
+  });
+  const std::string size = bits_suffix(dtype_);
+  in_blocks("full", {dst_layout}, [&](const std::vector<StridedLayout>& kl) {
+    FillKParams p{};
+    p.dst = kl[0];
+    p.bits = bits;
+    launch(metal(), (kl[0].contiguous ? "copy_fill" : "copy_fill_strided") + size, {this}, p,
+           elements(kl[0]));
+  });
+}
+
+}  // namespace ember::metal

@@ -1,0 +1,217 @@
+// MetalDevice: one queue per instance, command buffers batched and committed at waits,
+// pooled buffers, per-instance libraries and pipelines; and registration with core.
+#include <cstdio>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/sources.h"
+#include "metal_backend.h"
+
+namespace ember::metal {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+MetalDevice::MetalDevice(int64_t ordinal, std::shared_ptr<rt::Device> gpu)
+    : ordinal_(ordinal),
+      gpu_(std::move(gpu)),
+      queue_(gpu_->new_queue()),
+      completed_seq_(std::make_shared<std::atomic<uint64_t>>(0)) {}
+
+MetalDevice::~MetalDevice() {
+  try {
+    synchronize();  // the queue's worker must not outlive the buffers it uses
+  } catch (...) {
+    // a failed command buffer nobody waited for: nothing left to report it to
+  }
+}
+
+std::string MetalDevice::location() const {
+  const rt::GpuInfo& info = gpu_->info();
+  return "metal:" + std::to_string(ordinal_) + " (" + (info.emulated ? "emulated GPU '" : "GPU '") +
+         info.name + "', registryID " + hex(info.registry_id) + ")";
+}
+
+const rt::Pipeline& MetalDevice::pipeline(const char* family, const std::string& kernel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = pipelines_.find(kernel);
+  if (found != pipelines_.end()) return *found->second;
+  try {
+    auto& library = libraries_[family];
+    if (!library) {
+      const std::string& source = kernel_source(family);
+      if (source.empty()) throw rt::RuntimeError(std::string("no kernel family '") + family + "'");
+      library = gpu_->compile_library(family, source);
+    }
+    auto pipeline = library->pipeline(kernel);
+    return *pipelines_.emplace(kernel, std::move(pipeline)).first->second;
+  } catch (const rt::RuntimeError& e) {
+    libraries_.erase(family);
+    throw Error(ErrorKind::Device, describe() + ": cannot build kernel " + kernel + " of " +
+                                       family + ".metal: " + e.what())
+        .with("device", shared_from_this());
+  }
+}
+
+void MetalDevice::dispatch(const char* family, const std::string& kernel,
+                           const KernelBuffers& buffers, const void* params, size_t params_size,
+                           rt::Size3 groups, rt::Size3 group_size) {
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // nothing to run
+  const rt::Pipeline& p = pipeline(family, kernel);
+  const uint64_t lanes = uint64_t(group_size.x) * group_size.y * group_size.z;
+  if (lanes > p.max_threads_per_group())
+    throw Error(ErrorKind::Device, describe() + ": kernel " + kernel + " needs " +
+                                       std::to_string(lanes) +
+                                       " threads per threadgroup, the GPU allows " +
+                                       std::to_string(p.max_threads_per_group()))
+        .with("device", shared_from_this());
+  std::vector<rt::BufferArg> args;
+  args.reserve(buffers.size());
+  for (const MetalStorage* s : buffers) args.push_back(rt::BufferArg{s->buffer(), 0});
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!open_) open_ = queue_->command_buffer();
+  try {
+    open_->dispatch(p, args, params, params_size, groups, group_size);
+  } catch (const rt::RuntimeError& e) {  // the runtime refused the encoding
+    throw Error(ErrorKind::Device,
+                describe() + ": cannot encode kernel " + kernel + ": " + e.what())
+        .with("device", shared_from_this());
+  }
+  if (++open_dispatches_ >= kDispatchesPerCommandBuffer) commit_locked();
+}
+
+void MetalDevice::commit_locked() {
+  if (!open_) return;
+  const uint64_t seq = open_seq_++;
+  std::shared_ptr<std::atomic<uint64_t>> done = completed_seq_;
+  // One queue runs its buffers in order, so completions arrive in sequence order.
+  open_->on_completed([done, seq] { done->store(seq, std::memory_order_release); });
+  open_->commit();
+  in_flight_.push_back(std::move(open_));
+  open_dispatches_ = 0;
+  drop_finished_locked();
+}
+
+void MetalDevice::drop_finished_locked() {
+  auto it = in_flight_.begin();
+  for (; it != in_flight_.end() && (*it)->completed(); ++it) {
+    std::string err = (*it)->error();
+    if (!err.empty() && pending_error_.empty()) pending_error_ = err;
+  }
+  in_flight_.erase(in_flight_.begin(), it);
+}
+
+void MetalDevice::synchronize() {
+  std::vector<std::shared_ptr<rt::CommandBuffer>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commit_locked();
+    waiting = in_flight_;  // a copy: another thread may be waiting for the same buffers
+  }
+  for (auto& cb : waiting) cb->wait();  // in commit order: the last one completes last
+  std::string err;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    drop_finished_locked();
+    err.swap(pending_error_);
+  }
+  if (!err.empty())
+    throw Error(ErrorKind::Device, describe() + ": a command buffer failed on the GPU: " + err +
+                                       ". Results of work queued before this wait are undefined.")
+        .with("device", shared_from_this());
+}
+
+std::shared_ptr<rt::Buffer> MetalDevice::acquire(size_t bytes) {
+  const size_t cls = BufferPool::size_class(bytes);
+  if (auto b = pool_.take(cls, completed_seq_->load(std::memory_order_acquire))) return b;
+  std::shared_ptr<rt::Buffer> b = gpu_->new_buffer(cls);
+  if (!b) {  // give the pool's buffers back and try once more
+    synchronize();
+    pool_.clear();
+    b = gpu_->new_buffer(cls);
+    if (!b) throw_out_of_memory(shared_from_this(), int64_t(bytes));
+  }
+  pool_.note_allocated(cls);
+  return b;
+}
+
+void MetalDevice::release(std::shared_ptr<rt::Buffer> buffer) {
+  uint64_t last_use;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The open buffer may use it; with none open, the last committed one may.
+    last_use = open_ ? open_seq_ : open_seq_ - 1;
+  }
+  pool_.give(std::move(buffer), last_use);
+}
+
+std::unique_ptr<BackendStorage> MetalDevice::alloc_uninit(int64_t numel, DType dtype) {
+  return std::make_unique<MetalStorage>(shared_from_this(), dtype, numel);
+}
+
+std::unique_ptr<BackendStorage> MetalDevice::zeros(int64_t numel, DType dtype) {
+  auto s = std::make_unique<MetalStorage>(shared_from_this(), dtype, numel);
+  // A fresh buffer is not in use by the GPU, so the host may write it directly.
+  std::memset(s->host_data(), 0, size_t(numel) * dtype_size(dtype));
+  return s;
+}
+
+std::unique_ptr<BackendStorage> MetalDevice::from_host(const void* data, int64_t numel,
+                                                       DType dtype) {
+  auto s = std::make_unique<MetalStorage>(shared_from_this(), dtype, numel);
+  if (numel > 0) std::memcpy(s->host_data(), data, size_t(numel) * dtype_size(dtype));
+  return s;
+}
+
+std::map<std::string, std::string> MetalDevice::info() const {
+  const rt::GpuInfo& g = gpu_->info();
+  return {{"gpu", g.name},
+          {"registry_id", hex(g.registry_id)},
+          {"emulated", g.emulated ? "yes (EMBER_METAL_EMULATOR)" : "no"},
+          {"max_buffer_bytes", std::to_string(g.max_buffer_bytes)},
+          {"recommended_working_set_bytes", std::to_string(g.recommended_working_set_bytes)},
+          {"dispatches_per_command_buffer", std::to_string(kDispatchesPerCommandBuffer)}};
+}
+
+void MetalDevice::empty_cache() {
+  synchronize();
+  pool_.clear();
+}
+
+std::map<std::string, int64_t> MetalDevice::memory_stats() const {
+  return pool_.stats();
+}
+
+namespace {
+
+// Opened GPUs by ordinal: instances of one ordinal share the rt::Device, not the queue.
+std::shared_ptr<rt::Device> open_gpu(int64_t ordinal) {
+  static std::mutex mu;
+  static std::map<int64_t, std::shared_ptr<rt::Device>> gpus;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = gpus[ordinal];
+  if (!slot) slot = rt::system_runtime().open(ordinal);
+  return slot;
+}
+
+const bool registered = register_backend(BackendFactory{
+    "metal",
+    [] {
+      rt::Runtime& r = rt::system_runtime();
+      return r.unavailable_reason().empty() ? int64_t(r.devices().size()) : int64_t(0);
+    },
+    [] { return rt::system_runtime().unavailable_reason(); },
+    [](int64_t ordinal, bool) -> DevicePtr {
+      return std::make_shared<MetalDevice>(ordinal, open_gpu(ordinal));
+    }});
+
+}  // namespace
+
+}  // namespace ember::metal

@@ -1,0 +1,57 @@
+// index_select and gather (kernels/index.metal): one lane per output element. Kernels
+// are named by the data's dtype and the ids' dtype (int64, uint32 or uint8).
+#include <string>
+
+#include "../kernels/index.h"
+#include "metal_backend.h"
+
+namespace ember::metal {
+
+namespace {
+
+std::string index_kernel(const char* op, DType data, DType ids) {
+  return std::string("index_") + op + "_" + dtype_suffix(data) + "_" + dtype_suffix(ids);
+}
+
+// `src` re-shaped to `shape` with stride 0 in `dim`: the id's row is added separately.
+Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {
+  Strides st = src.strides();
+  st[size_t(dim)] = 0;
+  return Layout(shape, st, src.offset());
+}
+
+}  // namespace
+
+void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
+                                const Layout& ids_layout, BackendStorage& dst) const {
+  Shape out = src.shape();
+  out[size_t(dim)] = ids_layout.numel();
+  IndexSelectKParams p{};
+  p.n = shape_numel(out);
+  if (p.n == 0) return;
+  p.src = kernel_layout("index_select", without_dim(src, out, dim));
+  p.ids_offset = ids_layout.offset();
+  p.ids_stride = ids_layout.strides()[0];
+  p.dim_stride = src.strides()[size_t(dim)];
+  p.nsel = ids_layout.numel();
+  p.inner = 1;
+  for (size_t d = size_t(dim) + 1; d < out.size(); ++d) p.inner *= out[d];
+  metal().dispatch_1d("index", index_kernel("select", dtype_, ids.dtype()),
+                      {this, &as_metal(ids), &as_metal(dst)}, p, p.n);
+}
+
+void MetalStorage::gather(const Layout& src, int64_t dim, const BackendStorage& ids,
+                          const Layout& ids_layout, BackendStorage& dst) const {
+  GatherKParams p{};
+  p.n = ids_layout.numel();
+  if (p.n == 0) return;
+  const std::vector<StridedLayout> kl =
+      kernel_layouts("gather", {without_dim(src, ids_layout.shape(), dim), ids_layout});
+  p.src = kl[0];
+  p.ids = kl[1];
+  p.dim_stride = src.strides()[size_t(dim)];
+  metal().dispatch_1d("index", index_kernel("gather", dtype_, ids.dtype()),
+                      {this, &as_metal(ids), &as_metal(dst)}, p, p.n);
+}
+
+}  // namespace ember::metal

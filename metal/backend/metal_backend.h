@@ -1,0 +1,160 @@
+// The Metal backend: Device instances (one queue each), storages in pooled shared
+// buffers, and the helpers op files use to launch kernels. Portable C++ over
+// runtime/runtime.h; one file per op family in this folder.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../kernels/common.h"
+#include "../runtime/runtime.h"
+#include "buffer_pool.h"
+#include "core/backend.h"
+
+namespace ember::metal {
+
+class MetalStorage;
+
+// What a kernel launch binds: buffers of storages, in kernel argument order.
+using KernelBuffers = std::vector<const MetalStorage*>;
+
+class MetalDevice : public BackendDevice {
+ public:
+  MetalDevice(int64_t ordinal, std::shared_ptr<rt::Device> gpu);
+  ~MetalDevice() override;
+
+  std::string kind() const override { return "metal"; }
+  int64_t ordinal() const override { return ordinal_; }
+  std::string location() const override;
+  std::string name() const override { return gpu_->info().name; }
+  bool supports_dtype(DType d) const override { return d != DType::F64; }
+  // Commits the open command buffer and waits for all work of this instance; a failed
+  // command buffer surfaces here as DeviceError.
+  void synchronize() override;
+
+  std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) override;
+  std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) override;
+  std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel, DType dtype) override;
+  void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter, double a,
+                   double b) override;
+  std::map<std::string, std::string> info() const override;
+  void empty_cache() override;
+  std::map<std::string, int64_t> memory_stats() const override;
+
+  // Encodes `kernel` (a host name in kernels/<family>.metal) into the open command
+  // buffer: `groups` threadgroups of `group_size` lanes, buffers then `params`.
+  void dispatch(const char* family, const std::string& kernel, const KernelBuffers& buffers,
+                const void* params, size_t params_size, rt::Size3 groups, rt::Size3 group_size);
+  template <typename P>
+  void dispatch(const char* family, const std::string& kernel, const KernelBuffers& buffers,
+                const P& params, rt::Size3 groups, rt::Size3 group_size) {
+    dispatch(family, kernel, buffers, &params, sizeof(P), groups, group_size);
+  }
+  // One lane per element for n elements (gid.x < n is the kernel's to check).
+  template <typename P>
+  void dispatch_1d(const char* family, const std::string& kernel, const KernelBuffers& buffers,
+                   const P& params, int64_t n) {
+    if (n <= 0) return;
+    const uint32_t group = kElementwiseGroup;
+    dispatch(family, kernel, buffers, &params, sizeof(P),
+             rt::Size3{uint32_t((n + group - 1) / group), 1, 1}, rt::Size3{group, 1, 1});
+  }
+  const rt::Pipeline& pipeline(const char* family, const std::string& kernel);
+
+  // The pool's buffer for `bytes`, reusable only once its last command buffer completed.
+  std::shared_ptr<rt::Buffer> acquire(size_t bytes);
+  void release(std::shared_ptr<rt::Buffer> buffer);
+
+  static constexpr uint32_t kElementwiseGroup = 256;
+  static constexpr int kDispatchesPerCommandBuffer = 32;
+
+ private:
+  void commit_locked();         // mu_ held
+  void drop_finished_locked();  // mu_ held: forgets completed buffers, keeps their errors
+
+  int64_t ordinal_;
+  std::shared_ptr<rt::Device> gpu_;
+  std::unique_ptr<rt::Queue> queue_;
+  std::mutex mu_;  // guards the open command buffer, the libraries and the pipelines
+  std::unique_ptr<rt::CommandBuffer> open_;
+  int open_dispatches_ = 0;
+  // Committed, not yet known complete; shared so that every waiting thread can wait.
+  std::vector<std::shared_ptr<rt::CommandBuffer>> in_flight_;
+  uint64_t open_seq_ = 1;  // sequence number of the open (not yet committed) buffer
+  std::shared_ptr<std::atomic<uint64_t>> completed_seq_;
+  std::string pending_error_;  // from a finished command buffer, raised at the next wait
+  std::map<std::string, std::shared_ptr<rt::Library>> libraries_;
+  std::map<std::string, std::shared_ptr<rt::Pipeline>> pipelines_;
+  BufferPool pool_;
+};
+
+class MetalStorage : public BackendStorage {
+ public:
+  MetalStorage(DevicePtr device, DType dtype, int64_t numel);  // uninitialised
+  ~MetalStorage() override;
+
+  DType dtype() const override { return dtype_; }
+  int64_t numel() const override { return numel_; }
+  const DevicePtr& device() const override { return device_; }
+  MetalDevice& metal() const { return static_cast<MetalDevice&>(*device_); }
+  rt::Buffer* buffer() const { return buffer_.get(); }
+  // Host view of the shared buffer: only for fresh buffers or after synchronize().
+  void* host_data() const { return buffer_->contents(); }
+
+  void to_host(void* dst) const override;
+  void fill(const Layout& dst_layout, double value) override;
+  void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
+             const Layout& dst_layout) const override;
+  void affine(const Layout& src, double mul, double add, BackendStorage& dst,
+              const Layout& dst_layout) const override;
+  void binary(BinaryOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
+              BackendStorage& dst, const Layout& dst_layout) const override;
+  void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
+           BackendStorage& dst, const Layout& dst_layout) const override;
+  void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
+             const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,
+             const Layout& dst_layout) const override;
+  void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
+              BackendStorage& dst) const override;
+  void softmax(const Layout& src, bool log, BackendStorage& dst) const override;
+  void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
+              BackendStorage& dst) const override;
+  void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const override;
+  void copy_strided(const Layout& src, BackendStorage& dst,
+                    const Layout& dst_layout) const override;
+  void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
+                    const Layout& ids_layout, BackendStorage& dst) const override;
+  void gather(const Layout& src, int64_t dim, const BackendStorage& ids, const Layout& ids_layout,
+              BackendStorage& dst) const override;
+  // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
+
+ private:
+  DevicePtr device_;
+  DType dtype_;
+  int64_t numel_;
+  std::shared_ptr<rt::Buffer> buffer_;
+};
+
+inline const MetalStorage& as_metal(const BackendStorage& s) {
+  return static_cast<const MetalStorage&>(s);
+}
+inline MetalStorage& as_metal(BackendStorage& s) {
+  return static_cast<MetalStorage&>(s);
+}
+
+// Kernel name suffix of a dtype: "f32", "f16", "bf16", "i64", "u32", "u8".
+// F64 never reaches kernels (core checks supports_dtype); reaching it is a bug.
+const char* dtype_suffix(DType d);
+
+// Collapses dims that are contiguous in *every* given layout (all of dst's shape), so
+// kernels see at most EMBER_MAX_DIMS dims. Throws InvalidArgument naming `op` when
+// more than EMBER_MAX_DIMS dims remain.
+std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layout>& layouts);
+StridedLayout kernel_layout(const char* op, const Layout& layout);
+
+}  // namespace ember::metal

@@ -1,0 +1,386 @@
+// The emulated Metal runtime (runtime/runtime.h) for Linux: devices are the CPU,
+// buffers are exact-size host allocations, each queue a worker thread that runs its
+// committed command buffers in order, asynchronously, through the kernel runner.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulator.h"
+#include "kernel_registry.h"
+#include "runner.h"
+
+namespace ember::metal::emu {
+namespace {
+
+using rt::RuntimeError;
+
+constexpr uint64_t kRegistryIdBase = 0x100000a00ull;
+constexpr int kMaxGpus = 64;
+constexpr uint64_t kMaxBuffer = uint64_t(1) << 40;
+constexpr size_t kFilledBytes = size_t(256) << 20;  // new buffers are filled up to this
+
+uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : (uint64_t(8) << 30);
+}
+
+class EmuBuffer : public rt::Buffer {
+ public:
+  EmuBuffer(void* data, size_t length) : data_(data), length_(length) {}
+  ~EmuBuffer() override { std::free(data_); }
+  void* contents() override { return data_; }
+  size_t length() const override { return length_; }
+
+ private:
+  void* data_;
+  size_t length_;
+};
+
+class EmuPipeline : public rt::Pipeline {
+ public:
+  explicit EmuPipeline(const KernelInfo* kernel) : kernel_(kernel), name_(kernel->name) {}
+  const std::string& name() const override { return name_; }
+  uint32_t max_threads_per_group() const override { return kMaxThreadsPerGroup; }
+  uint32_t simd_width() const override { return kSimdWidth; }
+  const KernelInfo* kernel() const { return kernel_; }
+
+ private:
+  const KernelInfo* kernel_;
+  std::string name_;
+};
+
+class EmuLibrary : public rt::Library {
+ public:
+  explicit EmuLibrary(std::string family) : family_(std::move(family)) {}
+  std::shared_ptr<rt::Pipeline> pipeline(const std::string& function) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(function);
+    if (it != cache_.end()) return it->second;
+    const KernelInfo* k = find_kernel(family_, function);
+    if (!k) throw RuntimeError("function " + function + " not found in library " + family_);
+    auto p = std::make_shared<EmuPipeline>(k);
+    cache_.emplace(function, p);
+    return p;
+  }
+
+ private:
+  std::string family_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<rt::Pipeline>> cache_;
+};
+
+struct Encoded {
+  const KernelInfo* kernel;
+  std::vector<rt::BufferArg> buffers;  // the caller keeps the buffers alive until completion
+  std::vector<std::max_align_t> params;
+  uint32_t groups[3], group_size[3];
+};
+
+struct QueueState;
+
+struct CommandState {
+  enum class Phase { Encoding, Committed, Completed };
+  std::shared_ptr<QueueState> queue;
+  std::vector<Encoded> dispatches;
+  std::vector<std::function<void()>> handlers;
+  std::mutex mu;
+  std::condition_variable done_cv;
+  Phase phase = Phase::Encoding;
+  std::atomic<bool> completed{false};
+  std::string error;
+};
+
+struct QueueState {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<CommandState>> pending;
+  bool gate_open = true;
+  bool stopping = false;
+};
+
+void execute(CommandState& cb) {
+  std::string error;
+  for (const Encoded& e : cb.dispatches) {
+    Dispatch d;
+    d.kernel = e.kernel;
+    for (const rt::BufferArg& b : e.buffers)
+      d.buffers.push_back(static_cast<char*>(b.buffer->contents()) + b.offset);
+    d.params = e.params.data();
+    std::memcpy(d.groups, e.groups, sizeof d.groups);
+    std::memcpy(d.group_size, e.group_size, sizeof d.group_size);
+    try {
+      run_dispatch(d);
+    } catch (const std::exception& ex) {
+      error = ex.what();  // Metal abandons the rest of a failed command buffer
+      break;
+    }
+  }
+  cb.dispatches.clear();
+  {
+    std::lock_guard<std::mutex> lock(cb.mu);
+    cb.error = error;
+  }
+  // Handlers run before wait() returns, so what they record is visible after a wait.
+  for (auto& h : cb.handlers) {
+    try {
+      h();
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "ember metal emulator: a completion handler threw: %s\n", ex.what());
+    }
+  }
+  cb.handlers.clear();
+  {
+    std::lock_guard<std::mutex> lock(cb.mu);
+    cb.phase = CommandState::Phase::Completed;
+    cb.completed = true;
+  }
+  cb.done_cv.notify_all();
+}
+
+void worker_main(std::shared_ptr<QueueState> q) {
+  while (true) {
+    std::shared_ptr<CommandState> cb;
+    {
+      std::unique_lock<std::mutex> lock(q->mu);
+      q->cv.wait(lock, [&] {
+        return (q->gate_open && !q->pending.empty()) || (q->stopping && q->pending.empty());
+      });
+      if (q->pending.empty()) return;
+      cb = std::move(q->pending.front());
+      q->pending.pop_front();
+    }
+    execute(*cb);
+  }
+}
+
+class EmuCommandBuffer : public rt::CommandBuffer {
+ public:
+  explicit EmuCommandBuffer(std::shared_ptr<QueueState> q) : s_(std::make_shared<CommandState>()) {
+    s_->queue = std::move(q);
+  }
+
+  void dispatch(const rt::Pipeline& pipeline, const std::vector<rt::BufferArg>& buffers,
+                const void* bytes, size_t bytes_size, rt::Size3 groups,
+                rt::Size3 group_size) override {
+    require_encoding("dispatch");
+    const auto* p = dynamic_cast<const EmuPipeline*>(&pipeline);
+    if (!p) throw RuntimeError("dispatch: pipeline " + pipeline.name() + " is not the emulator's");
+    const KernelInfo& k = *p->kernel();
+    const std::string name = "dispatch of kernel " + std::string(k.name) + ": ";
+    if (buffers.size() != k.num_buffers)
+      throw RuntimeError(name + "the kernel takes " + std::to_string(k.num_buffers) + " buffers, " +
+                         std::to_string(buffers.size()) + " bound");
+    if (bytes_size != k.params_size)
+      throw RuntimeError(name + "params are " + std::to_string(bytes_size) +
+                         " bytes but the kernel's params struct is " +
+                         std::to_string(k.params_size) + " (host and kernel disagree)");
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const rt::BufferArg& b = buffers[i];
+      if (!b.buffer || b.offset > b.buffer->length())
+        throw RuntimeError(name + "buffer " + std::to_string(i) +
+                           (b.buffer ? " offset past its end" : " is null"));
+    }
+    const uint64_t lanes = uint64_t(group_size.x) * group_size.y * group_size.z;
+    if (lanes == 0 || lanes > kMaxThreadsPerGroup)
+      throw RuntimeError(name + std::to_string(lanes) + " threads per threadgroup (1.." +
+                         std::to_string(kMaxThreadsPerGroup) + ")");
+    if (uint64_t(groups.x) * groups.y * groups.z == 0) return;
+    Encoded e;
+    e.kernel = &k;
+    e.buffers = buffers;
+    e.params.resize((bytes_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1);
+    if (bytes_size) std::memcpy(e.params.data(), bytes, bytes_size);  // setBytes copies
+    const uint32_t g[3] = {groups.x, groups.y, groups.z},
+                   gs[3] = {group_size.x, group_size.y, group_size.z};
+    std::memcpy(e.groups, g, sizeof g);
+    std::memcpy(e.group_size, gs, sizeof gs);
+    s_->dispatches.push_back(std::move(e));
+  }
+
+  void on_completed(std::function<void()> fn) override {
+    require_encoding("on_completed");
+    s_->handlers.push_back(std::move(fn));
+  }
+
+  void commit() override {
+    require_encoding("commit");
+    QueueState& q = *s_->queue;
+    {
+      std::lock_guard<std::mutex> lock(q.mu);
+      if (q.stopping) throw RuntimeError("commit: the command buffer's queue was released");
+      {
+        std::lock_guard<std::mutex> cb_lock(s_->mu);
+        s_->phase = CommandState::Phase::Committed;
+      }
+      q.pending.push_back(s_);
+    }
+    q.cv.notify_all();
+  }
+
+  void wait() override {
+    std::unique_lock<std::mutex> lock(s_->mu);
+    if (s_->phase == CommandState::Phase::Encoding)
+      throw RuntimeError("wait: the command buffer was never committed");
+    s_->done_cv.wait(lock, [&] { return s_->phase == CommandState::Phase::Completed; });
+  }
+
+  bool completed() const override { return s_->completed.load(); }
+
+  std::string error() const override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    return s_->error;
+  }
+
+ private:
+  void require_encoding(const char* what) {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->phase != CommandState::Phase::Encoding)
+      throw RuntimeError(std::string(what) + ": the command buffer was already committed");
+  }
+
+  std::shared_ptr<CommandState> s_;
+};
+
+class EmuQueue : public rt::Queue {
+ public:
+  EmuQueue() : q_(std::make_shared<QueueState>()), worker_(worker_main, q_) {}
+  ~EmuQueue() override {
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->stopping = true;
+      q_->gate_open = true;  // committed work still completes, as on Metal
+    }
+    q_->cv.notify_all();
+    if (worker_.get_id() == std::this_thread::get_id())
+      worker_.detach();  // released by its own completion handler
+    else
+      worker_.join();
+  }
+
+  std::unique_ptr<rt::CommandBuffer> command_buffer() override {
+    return std::make_unique<EmuCommandBuffer>(q_);
+  }
+
+  void set_gate(bool open) {
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->gate_open = open;
+    }
+    q_->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<QueueState> q_;
+  std::thread worker_;
+};
+
+class EmuDevice : public rt::Device {
+ public:
+  explicit EmuDevice(int64_t ordinal) {
+    info_.name = "ember Metal emulator (CPU)";
+    info_.registry_id = kRegistryIdBase + uint64_t(ordinal);
+    info_.emulated = true;
+    info_.recommended_working_set_bytes = physical_memory();
+    info_.max_buffer_bytes = std::min(kMaxBuffer, physical_memory());
+  }
+  const rt::GpuInfo& info() const override { return info_; }
+  std::unique_ptr<rt::Queue> new_queue() override { return std::make_unique<EmuQueue>(); }
+
+  std::shared_ptr<rt::Buffer> new_buffer(size_t bytes) override {
+    if (bytes > info_.max_buffer_bytes) return nullptr;
+    void* p = std::malloc(bytes);  // exactly `bytes`: AddressSanitizer sees any overrun
+    if (!p && bytes) return nullptr;
+    // GPU memory is not zeroed: NaN / -1 shows a missed write. Huge buffers stay lazy.
+    if (p) std::memset(p, 0xff, std::min<size_t>(bytes, kFilledBytes));
+    return std::make_shared<EmuBuffer>(p, bytes);
+  }
+
+  std::shared_ptr<rt::Library> compile_library(const std::string& label,
+                                               const std::string& source) override {
+    if (source.empty()) throw RuntimeError("library " + label + ": empty MSL source");
+    if (registered_kernels(label).empty())
+      throw RuntimeError("library " + label + ": the emulator has no kernels of family '" + label +
+                         "' (is metal/kernels/" + label + ".metal built into this module?)");
+    return std::make_shared<EmuLibrary>(label);
+  }
+
+ private:
+  rt::GpuInfo info_;
+};
+
+// EMBER_METAL_EMULATOR: unset or 0 -> no devices; N -> N emulated GPUs; else an error.
+int emulated_gpus(std::string* why) {
+  const char* v = std::getenv("EMBER_METAL_EMULATOR");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "0") {
+    *why =
+        "Metal needs macOS with an Apple GPU, and this build is for Linux; set "
+        "EMBER_METAL_EMULATOR=1 to run ember's Metal backend on its CPU emulator (for testing)";
+    return 0;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(s.c_str(), &end, 10);
+  if (*end != '\0' || n < 1 || n > kMaxGpus) {
+    *why = "EMBER_METAL_EMULATOR='" + s + "' is not a GPU count: set it to 1.." +
+           std::to_string(kMaxGpus) + " to emulate that many Metal GPUs, or unset it";
+    return 0;
+  }
+  why->clear();
+  return int(n);
+}
+
+class EmuRuntime : public rt::Runtime {
+ public:
+  std::string unavailable_reason() const override {
+    std::string why;
+    emulated_gpus(&why);
+    return why;
+  }
+  std::vector<rt::GpuInfo> devices() const override {
+    std::string why;
+    std::vector<rt::GpuInfo> out;
+    const int n = emulated_gpus(&why);
+    for (int i = 0; i < n; ++i) out.push_back(EmuDevice(i).info());
+    return out;
+  }
+  std::shared_ptr<rt::Device> open(int64_t ordinal) override {
+    std::string why;
+    const int n = emulated_gpus(&why);
+    if (ordinal < 0 || ordinal >= n)
+      throw RuntimeError("emulated Metal device " + std::to_string(ordinal) + " out of range (" +
+                         std::to_string(n) + " devices)");
+    return std::make_shared<EmuDevice>(ordinal);
+  }
+};
+
+}  // namespace
+
+void set_queue_gate(rt::Queue& queue, bool open) {
+  auto* q = dynamic_cast<EmuQueue*>(&queue);
+  if (!q) throw std::invalid_argument("set_queue_gate: not an emulated Metal queue");
+  q->set_gate(open);
+}
+
+}  // namespace ember::metal::emu
+
+#if !defined(__APPLE__)
+namespace ember::metal::rt {
+Runtime& system_runtime() {
+  static emu::EmuRuntime runtime;
+  return runtime;
+}
+}  // namespace ember::metal::rt
+#endif

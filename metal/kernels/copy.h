@@ -1,0 +1,179 @@
+// Parameters of the copy family (casts, strided copies, fills), and the element
+// helpers that every elementwise family shares: loads and stores through the compute
+// type, conversions with the CPU's semantics, and the offsets of element i in several
+// layouts.
+#pragma once
+
+#include "common.h"
+
+// Every elementwise launch covers elements start .. start + count - 1 of the view, one
+// per lane: gid.x is 32 bits wide, so the host launches big views in chunks.
+struct CopyKParams {
+  StridedLayout l[2];  // src, dst
+  int64_t start;
+  int64_t count;
+};
+
+struct FillKParams {
+  StridedLayout dst;
+  int64_t start;
+  int64_t count;
+  int64_t bits;  // the value as stored in the dtype, in the low bytes
+};
+
+#if defined(__METAL_VERSION__) || defined(EMBER_MSL_SHIM)
+
+// The offsets of element i (row-major over the shared, collapsed shape) in K layouts.
+// Dense views need no index math; otherwise one split of i into coordinates serves all
+// K layouts, in 32-bit arithmetic while the numbers fit (64-bit division is slow).
+template <int K, bool Strided>
+inline void ew_offsets(constant StridedLayout* l, int64_t i, thread int64_t* off) {
+  for (int k = 0; k < K; ++k) off[k] = l[k].offset + (Strided ? 0 : i);
+  if (!Strided) return;
+  if (l[0].ndim == 1) {  // e.g. a tensor with a broadcast scalar: no division at all
+    for (int k = 0; k < K; ++k) off[k] += i * l[k].strides[0];
+    return;
+  }
+  for (int d = int(l[0].ndim) - 1; d >= 0; --d) {
+    const int64_t n = l[0].shape[d];
+    int64_t q, r;
+    if (uint64_t(i) <= 0xffffffffu && uint64_t(n) <= 0xffffffffu) {
+      const uint q32 = uint(i) / uint(n);
+      q = int64_t(q32);
+      r = int64_t(uint(i) - q32 * uint(n));
+    } else {
+      q = i / n;
+      r = i - q * n;
+    }
+    for (int k = 0; k < K; ++k) off[k] += r * l[k].strides[d];
+    i = q;
+  }
+}
+
+// Per storage type T: its compute type C (float for the 16-bit floats, as the CPU),
+// load / store between the two, and from(): a computed value of any type converted to
+// T exactly as the CPU's cast does (float -> integer saturates with NaN -> 0, integers
+// wrap, integer -> 16-bit float rounds through float).
+template <typename T>
+struct Ew;
+
+inline int64_t ew_sat_i64(float v) {
+  if (isnan(v)) return 0;
+  if (v <= -9223372036854775808.0f) return int64_t(uint64_t(1) << 63);
+  if (v >= 9223372036854775808.0f) return int64_t((uint64_t(1) << 63) - 1);
+  return int64_t(v);
+}
+inline uint ew_sat_u32(float v) {
+  if (isnan(v) || v <= 0.0f) return 0u;
+  if (v >= 4294967296.0f) return 0xffffffffu;
+  return uint(v);
+}
+inline uchar ew_sat_u8(float v) {
+  if (isnan(v) || v <= 0.0f) return uchar(0);
+  if (v >= 255.0f) return uchar(255);
+  return uchar(v);
+}
+
+template <>
+struct Ew<float> {
+  typedef float C;
+  static float load(float x) { return x; }
+  static float store(float c) { return c; }
+  static float from(float v) { return v; }
+  static float from(int64_t v) { return float(v); }
+  static float from(uint v) { return float(v); }
+  static float from(uchar v) { return float(v); }
+};
+
+template <>
+struct Ew<half> {
+  typedef float C;
+  static float load(half x) { return float(x); }
+  static half store(float c) { return half(c); }
+  static half from(float v) { return half(v); }
+  static half from(int64_t v) { return half(float(v)); }
+  static half from(uint v) { return half(float(v)); }
+  static half from(uchar v) { return half(float(v)); }
+};
+
+template <>
+struct Ew<bf16_t> {
+  typedef float C;
+  static float load(bf16_t x) { return bf16_to_float(x); }
+  static bf16_t store(float c) { return float_to_bf16(c); }
+  static bf16_t from(float v) { return float_to_bf16(v); }
+  static bf16_t from(int64_t v) { return float_to_bf16(float(v)); }
+  static bf16_t from(uint v) { return float_to_bf16(float(v)); }
+  static bf16_t from(uchar v) { return float_to_bf16(float(v)); }
+};
+
+template <>
+struct Ew<int64_t> {
+  typedef int64_t C;
+  static int64_t load(int64_t x) { return x; }
+  static int64_t store(int64_t c) { return c; }
+  static int64_t from(float v) { return ew_sat_i64(v); }
+  static int64_t from(int64_t v) { return v; }
+  static int64_t from(uint v) { return int64_t(v); }
+  static int64_t from(uchar v) { return int64_t(v); }
+};
+
+template <>
+struct Ew<uint> {
+  typedef uint C;
+  static uint load(uint x) { return x; }
+  static uint store(uint c) { return c; }
+  static uint from(float v) { return ew_sat_u32(v); }
+  static uint from(int64_t v) { return uint(uint64_t(v)); }
+  static uint from(uint v) { return v; }
+  static uint from(uchar v) { return uint(v); }
+};
+
+template <>
+struct Ew<uchar> {
+  typedef uchar C;
+  static uchar load(uchar x) { return x; }
+  static uchar store(uchar c) { return c; }
+  static uchar from(float v) { return ew_sat_u8(v); }
+  static uchar from(int64_t v) { return uchar(uint64_t(v)); }
+  static uchar from(uint v) { return uchar(v); }
+  static uchar from(uchar v) { return v; }
+};
+
+// Integer arithmetic that wraps (as numpy and the CPU backend): int64 goes through
+// uint64 (signed overflow is undefined), uint wraps by itself, uchar promotes to int
+// and is truncated back.
+inline float ew_add(float a, float b) {
+  return a + b;
+}
+inline int64_t ew_add(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+template <typename C>
+inline C ew_add(C a, C b) {
+  return C(a + b);
+}
+inline float ew_sub(float a, float b) {
+  return a - b;
+}
+inline int64_t ew_sub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+template <typename C>
+inline C ew_sub(C a, C b) {
+  return C(a - b);
+}
+inline float ew_mul(float a, float b) {
+  return a * b;
+}
+inline int64_t ew_mul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+inline uint ew_mul(uint a, uint b) {
+  return a * b;
+}
+inline uchar ew_mul(uchar a, uchar b) {
+  return uchar(uint(a) * uint(b));
+}
+
+#endif  // __METAL_VERSION__ || EMBER_MSL_SHIM

@@ -1,0 +1,77 @@
+// Parameters of the reduction kernels (reduce.metal), filled by backend/reduce.cpp.
+// Also the kernel-side value helpers that softmax.metal and matmul.metal share.
+#pragma once
+
+#include "common.h"
+
+// Lanes per group of every reduction and softmax kernel.
+#define EMBER_REDUCE_GROUP 256
+
+// Output `o` reduces the elements of src at strided_offset(kept, o) + offset of flat
+// index i (row-major) of `red`. A threadgroup holds `rows` outputs of `lanes` lanes each
+// (lanes * rows == EMBER_REDUCE_GROUP, lanes a power of two).
+struct ReduceKParams {
+  StridedLayout kept;  // the kept dims of src (the output's shape), with src's offset
+  StridedLayout red;   // the reduced dims, offset 0
+  int64_t nout;        // outputs
+  int64_t count;       // elements reduced per output
+  uint32_t lanes;      // lanes per output
+  uint32_t rows;       // outputs per threadgroup
+};
+
+#if !defined(__METAL_VERSION__) && !defined(EMBER_MSL_SHIM)
+// Host side: lanes per output for `count` elements, about 16 elements a lane, so short
+// rows share a group and long ones get all of it (reduce.cpp, softmax.cpp).
+inline uint32_t ember_reduce_lanes(int64_t count) {
+  uint32_t lanes = 1;
+  while (lanes < EMBER_REDUCE_GROUP && int64_t(lanes) * 16 < count) lanes <<= 1;
+  return lanes;
+}
+#endif
+
+#if defined(__METAL_VERSION__) || defined(EMBER_MSL_SHIM)
+
+namespace ember_k {
+
+// How a stored type computes: f16/bf16 as float, the others as themselves.
+template <typename T>
+struct Num {
+  typedef T C;
+  static C load(T v) { return v; }
+  static T store(C v) { return v; }
+  static bool is_nan(C) { return false; }
+};
+
+template <>
+struct Num<float> {
+  typedef float C;
+  static float load(float v) { return v; }
+  static float store(float v) { return v; }
+  static bool is_nan(float v) { return isnan(v); }
+};
+
+template <>
+struct Num<half> {
+  typedef float C;
+  static float load(half v) { return float(v); }
+  static half store(float v) { return half(v); }
+  static bool is_nan(float v) { return isnan(v); }
+};
+
+template <>
+struct Num<bf16_t> {
+  typedef float C;
+  static float load(bf16_t v) { return bf16_to_float(v); }
+  static bf16_t store(float v) { return float_to_bf16(v); }
+  static bool is_nan(float v) { return isnan(v); }
+};
+
+// strided_offset without 64-bit division for the common one-dim case.
+inline int64_t offset_of(constant StridedLayout& l, int64_t i) {
+  if (l.ndim == 1) return l.offset + i * l.strides[0];
+  return strided_offset(l, i);
+}
+
+}  // namespace ember_k
+
+#endif  // __METAL_VERSION__ || EMBER_MSL_SHIM

@@ -1,0 +1,216 @@
+"""Every Metal kernel family against the CPU backend, on the same inputs.
+
+The rest of the suite compares each device with numpy; this file compares Metal with
+ember's own CPU backend directly (exactly, where both compute exactly), over
+contiguous, strided, broadcast and offset views. CI also runs it against a module built
+with AddressSanitizer, so a kernel that reads or writes out of bounds fails here.
+"""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+
+METAL_DTYPES = ["float32", "float16", "bfloat16", "int64", "uint32", "uint8"]
+FLOATS = ["float32", "float16", "bfloat16"]
+INTS = ["int64", "uint32", "uint8"]
+TOL = {"float32": (2e-6, 1e-6), "float16": (2e-3, 1e-3), "bfloat16": (1e-2, 1e-2)}
+
+
+def metal():
+    return ember.device("metal")
+
+
+def pair(data, dtype):
+    """The same values as a CPU tensor and a Metal tensor."""
+    c = ember.tensor(data).to_dtype(getattr(ember, dtype))
+    return c, c.to_device(metal())
+
+
+def values(rng, shape, dtype, lo=-4.0, hi=4.0):
+    if dtype in INTS:
+        top = {"int64": 1000, "uint32": 1000, "uint8": 255}[dtype]
+        low = -1000 if dtype == "int64" else 0
+        return rng.integers(low, top, size=shape)
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def same(c, m, dtype, exact=True):
+    assert m.device.same_device(metal())
+    assert c.shape == m.shape and c.dtype == m.dtype
+    a, b = c.numpy(), m.numpy()
+    if exact or dtype in INTS:
+        np.testing.assert_array_equal(b, a)
+    else:
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=atol)
+
+
+def views(t):
+    """A contiguous tensor, a transposed view, a stepped slice with an offset."""
+    return [t, t.t(), t[1:, ::2]]
+
+
+UNARY_FLOAT = ["exp", "log", "sqrt", "recip", "sin", "cos", "tanh", "gelu", "silu", "sigmoid"]
+UNARY_ANY = ["neg", "abs", "sqr", "relu"]
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+def test_unary(dtype, rng):
+    data = values(rng, (6, 8), dtype)
+    if dtype in FLOATS:
+        data = np.abs(data) + 0.1  # in the domain of log and sqrt
+    c, m = pair(data, dtype)
+    ops = UNARY_ANY + (UNARY_FLOAT if dtype in FLOATS else [])
+    for op in ops:
+        for cv, mv in zip(views(c), views(m)):
+            same(getattr(cv, op)(), getattr(mv, op)(), dtype, exact=op in UNARY_ANY)
+    for cv, mv in zip(views(c), views(m)):
+        same(cv.clamp(1, 5), mv.clamp(1, 5), dtype)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
+def test_binary_broadcast_and_views(dtype, op, rng):
+    a = values(rng, (6, 8), dtype, 0.5, 3.0)
+    b = values(rng, (8,), dtype, 0.5, 3.0)
+    if op == "pow" and dtype in INTS:
+        b = rng.integers(0, 4, size=(8,))
+    ca, ma = pair(a, dtype)
+    cb, mb = pair(b, dtype)
+    exact = op != "pow"
+    same(getattr(ember, op)(ca, cb), getattr(ember, op)(ma, mb), dtype, exact)
+    same(getattr(ember, op)(ca.t(), cb[:6]), getattr(ember, op)(ma.t(), mb[:6]), dtype, exact)
+    same(getattr(ember, op)(ca[1:, ::2], 2), getattr(ember, op)(ma[1:, ::2], 2), dtype, exact)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+def test_integer_division_by_zero_and_affine(dtype, rng):
+    a = values(rng, (5, 7), dtype)
+    ca, ma = pair(a, dtype)
+    z = np.zeros((5, 7))
+    cz, mz = pair(z, dtype)
+    same(ca / cz, ma / mz, dtype)
+    same(ca * 3 + 1, ma * 3 + 1, dtype)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare_and_where(dtype, op, rng):
+    a = values(rng, (4, 6), dtype)
+    b = a.copy()
+    b[::2] = values(rng, (2, 6), dtype)
+    ca, ma = pair(a, dtype)
+    cb, mb = pair(b, dtype)
+    cc, mc = getattr(ember, op)(ca, cb), getattr(ember, op)(ma, mb)
+    same(cc, mc, "uint8")
+    same(ember.where(cc, ca, cb.t().t()), ember.where(mc, ma, mb.t().t()), dtype)
+    same(ember.where(cc[:, :1], ca, 7), ember.where(mc[:, :1], ma, 7), dtype)
+
+
+@pytest.mark.parametrize("src", METAL_DTYPES)
+@pytest.mark.parametrize("dst", METAL_DTYPES)
+def test_cast_every_pair(src, dst, rng):
+    data = np.array([-300.5, -1.5, -0.0, 0.25, 1.5, 2.5, 255.0, 256.0, 70000.0, 3e9])
+    if src in INTS:
+        data = {
+            "int64": [-300, -1, 0, 1, 255, 256, 70000, 2**40],
+            "uint32": [0, 1, 255, 256, 70000, 2**31, 2**32 - 1],
+            "uint8": [0, 1, 127, 128, 255],
+        }[src]
+    c, m = pair(np.array(data), src)
+    same(c.to_dtype(getattr(ember, dst)), m.to_dtype(getattr(ember, dst)), dst)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cast_nan_and_inf_to_integers(dtype):
+    c, m = pair(np.array([np.nan, np.inf, -np.inf, 1e30], np.float32), dtype)
+    for dst in INTS:
+        same(c.to_dtype(getattr(ember, dst)), m.to_dtype(getattr(ember, dst)), dst)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+def test_copies_of_views_and_fills(dtype, rng):
+    c, m = pair(values(rng, (3, 4, 5), dtype), dtype)
+    same(c.permute(2, 0, 1).contiguous(), m.permute(2, 0, 1).contiguous(), dtype)
+    same(c[:, ::2, 1:].contiguous(), m[:, ::2, 1:].contiguous(), dtype)
+    same(ember.cat([c, c[:, :1]], 1), ember.cat([m, m[:, :1]], 1), dtype)
+    cf = ember.full((4, 3), 7, dtype=getattr(ember, dtype))
+    mf = ember.full((4, 3), 7, dtype=getattr(ember, dtype), device=metal())
+    cf[1:3, ::2] = 2
+    mf[1:3, ::2] = 2
+    same(cf, mf, dtype)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("op", ["sum", "max", "min", "argmax", "argmin"])
+def test_reductions(dtype, op, rng):
+    c, m = pair(values(rng, (5, 37, 9), dtype), dtype)
+    exact = op != "sum" or dtype in INTS
+    for dim in (None, 0, 1, 2, (0, 2)):
+        if dim == (0, 2) and op.startswith("arg"):
+            continue
+        for cv, mv in ((c, m), (c.transpose(0, 2), m.transpose(0, 2))):
+            same(getattr(cv, op)(dim), getattr(mv, op)(dim), dtype, exact)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_long_rows_and_mean(dtype, rng):
+    c, m = pair(values(rng, (3, 5000), dtype), dtype)
+    same(c.sum(1), m.sum(1), dtype, exact=False)
+    same(c.mean(1), m.mean(1), dtype, exact=False)
+    same(c.max(), m.max(), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(dtype, log, rng):
+    c, m = pair(values(rng, (7, 300), dtype, -20, 20), dtype)
+    fn = "log_softmax" if log else "softmax"
+    for dim in (1, 0):
+        same(getattr(c, fn)(dim), getattr(m, fn)(dim), dtype, exact=False)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+def test_matmul_shapes_and_transposes(dtype, rng):
+    lo, hi = (0, 4) if dtype in INTS else (-1, 1)
+
+    def operand(shape):
+        if dtype in FLOATS:
+            return values(rng, shape, dtype, lo, hi)
+        return rng.integers(lo, hi, size=shape)
+
+    for mm, k, n in [(1, 1, 1), (17, 33, 9), (64, 64, 64), (5, 0, 3)]:
+        ca, ma = pair(operand((mm, k)), dtype)
+        cb, mb = pair(operand((n, k)), dtype)
+        same(ca @ cb.t(), ma @ mb.t(), dtype, exact=dtype in INTS)
+    ca, ma = pair(rng.integers(0, 3, size=(2, 1, 6, 5)), dtype)
+    cb, mb = pair(rng.integers(0, 3, size=(3, 5, 4)), dtype)
+    same(ca @ cb, ma @ mb, dtype, exact=dtype != "float16" and dtype != "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("ids_dtype", INTS)
+def test_index_select_and_gather(dtype, ids_dtype, rng):
+    c, m = pair(values(rng, (6, 5), dtype), dtype)
+    ci, mi = pair(np.array([5, 0, 2, 2, 1]), ids_dtype)
+    same(c.index_select(0, ci), m.index_select(0, mi), dtype)
+    same(c.t().index_select(1, ci), m.t().index_select(1, mi), dtype)
+    cg, mg = pair(rng.integers(0, 5, size=(6, 3)), ids_dtype)
+    same(c.gather(1, cg), m.gather(1, mg), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_random_streams_match_the_cpu(dtype):
+    cpu, gpu = ember.Device.cpu(), ember.Device.metal(0)
+    for fn in (ember.rand, ember.randn):
+        cpu.manual_seed(1234)
+        gpu.manual_seed(1234)
+        c = fn(1000, dtype=getattr(ember, dtype), device=cpu)
+        m = fn(1000, dtype=getattr(ember, dtype), device=gpu)
+        # the kernel computes in float where the CPU uses double: equal to a few ulps
+        rtol, atol = max(TOL[dtype], (1e-4, 1e-5))
+        np.testing.assert_allclose(m.numpy(), c.numpy(), rtol=rtol, atol=atol)
