@@ -159,9 +159,15 @@ def test_reductions(dtype, op, rng):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_long_rows_and_mean(dtype, rng):
-    c, m = pair(values(rng, (3, 5000), dtype), dtype)
-    same(c.sum(1), m.sum(1), dtype, exact=False)
-    same(c.mean(1), m.mean(1), dtype, exact=False)
+    data = values(rng, (3, 5000), dtype)
+    c, m = pair(data, dtype)
+    # Both backends sum more accurately than float; they differ by float rounding of the
+    # terms' magnitude, not of the (cancelled) result.
+    scale = np.abs(data).sum(axis=1) * {"float32": 1e-7, "float16": 1e-3, "bfloat16": 1e-2}[dtype]
+    np.testing.assert_allclose(m.sum(1).numpy(), c.sum(1).numpy(), rtol=0, atol=scale.max())
+    np.testing.assert_allclose(
+        m.mean(1).numpy(), c.mean(1).numpy(), rtol=0, atol=scale.max() / 5000
+    )
     same(c.max(), m.max(), dtype)
 
 

@@ -294,3 +294,15 @@ def test_softmax_keeps_dtype(device):
         t = to_ember(rand_array(np.random.default_rng(0), (2, 3), name), name, device)
         assert t.softmax(1).dtype == edtype(name)
         assert t.log_softmax(0).dtype == edtype(name)
+
+
+@pytest.mark.parametrize("n", [15, 16, 17, 64, 1665, 100_000])
+def test_integer_sums_count_every_element(device, n):
+    # g++ 12 -O3 once vectorised the uint8 sum loop so that it summed a quarter of it.
+    for name in ("uint8", "uint32", "int64"):
+        a = np.full(n, 200, dtype=name)
+        got = ember.tensor(a, device=device).sum()
+        assert got.dtype == ember.int64
+        assert got.item() == 200 * n
+        col = ember.tensor(a.reshape(n, 1)[::-1], device=device).sum(0)
+        assert col.item() == 200 * n
