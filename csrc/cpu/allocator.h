@@ -9,7 +9,8 @@
 
 namespace ember::cpu {
 
-// 64-byte aligned above 4 KiB, 16-byte below; nullptr when the OS refuses.
+// 64-byte aligned above 4 KiB (2 MiB, on huge pages where possible, from 4 MiB), 16-byte
+// below; nullptr when the OS refuses.
 void* host_alloc(size_t bytes);
 void host_free(void* p, size_t bytes);
 void host_empty_cache();

@@ -2,97 +2,173 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace ember::cpu {
 
 namespace {
 
 thread_local bool in_worker = false;
+std::atomic<bool> forked_child{false};  // a fork()ed child has the pool but not its threads
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// The pool runs one job at a time. A job is `chunks` calls of one function; whoever is
+// free (the caller or a worker) claims the next chunk from one atomic ticket:
+//   bits 32..63 job number, 16..31 chunk count, 0..15 next unclaimed chunk.
+// Claims are compare-exchanges, so a worker holding a stale ticket can never take a chunk
+// of a later job by mistake. Idle workers spin for a short while (back-to-back kernels
+// then start at once), then sleep on a condition variable, woken only if someone sleeps.
 class Pool {
  public:
-  explicit Pool(int n) {
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  int size() const { return int(workers_.size()) + 1; }
+  static constexpr int kMaxChunks = 0xffff;
 
-  // One job at a time; a caller that finds the pool busy runs its job alone.
-  bool try_run(int chunks, const std::function<void(int)>& job) {
+  explicit Pool(int n) {
+    for (int i = 1; i < n; ++i) std::thread([this] { loop(); }).detach();
+    size_ = n;
+  }
+  int size() const { return size_; }
+
+  // A caller that finds the pool busy (another thread's job) runs its job alone. Workers
+  // still spinning join in any case; sleeping ones are woken only if `wake`.
+  bool try_run(int chunks, const std::function<void(int)>& job, bool wake) {
     std::unique_lock<std::mutex> busy(job_mu_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      job_ = &job;
-      chunks_ = chunks;
-      next_.store(1);
-      pending_ = chunks - 1;
-      ++generation_;
+    job_.store(&job, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    error_ = nullptr;
+    const uint64_t gen = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
+    ticket_.store((gen << 32) | (uint64_t(chunks) << 16), std::memory_order_seq_cst);
+    if (wake && sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(sleep_mu_);
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    job(0);
-    drain();
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
+    in_worker = true;  // a parallel_for inside the job runs inline, as on the workers
+    run_chunks();
+    in_worker = false;
+    // Chunks that workers claimed are running now: wait for them briefly.
+    for (int i = 0; done_.load(std::memory_order_acquire) < chunks; ++i) {
+      if (i < 4096)
+        cpu_relax();
+      else
+        std::this_thread::yield();
+    }
+    job_.store(nullptr, std::memory_order_relaxed);
+    if (error_) std::rethrow_exception(error_);
     return true;
   }
 
  private:
-  void drain() {
-    for (int c; (c = next_.fetch_add(1)) < chunks_;) {
-      (*job_)(c);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_all();
-    }
-  }
-  void loop(int) {
-    in_worker = true;
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
+  static bool claimable(uint64_t t) { return (t & 0xffff) < ((t >> 16) & 0xffff); }
+
+  // Claims and runs chunks of the current job until none is left.
+  void run_chunks() {
+    uint64_t t = ticket_.load(std::memory_order_acquire);
+    while (claimable(t)) {
+      if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
+                                         std::memory_order_acquire))
+        continue;
+      // The job cannot finish before this chunk does, so its function is still alive.
+      const std::function<void(int)>* job = job_.load(std::memory_order_relaxed);
+      try {
+        (*job)(int(t & 0xffff));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu_);
+        if (!error_) error_ = std::current_exception();
       }
-      drain();
+      done_.fetch_add(1, std::memory_order_release);
+      t = ticket_.load(std::memory_order_acquire);
     }
   }
 
-  std::vector<std::thread> workers_;
-  std::mutex mu_, job_mu_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int)>* job_ = nullptr;
-  int chunks_ = 0, pending_ = 0;
-  std::atomic<int> next_{0};
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  void loop() {
+    in_worker = true;
+    using Clock = std::chrono::steady_clock;
+    for (;;) {
+      run_chunks();
+      // Spin ~50 µs: kernels called back to back from Python are a few µs apart.
+      const auto until = Clock::now() + std::chrono::microseconds(50);
+      bool work = false;
+      for (int i = 1; !work; ++i) {
+        cpu_relax();
+        work = claimable(ticket_.load(std::memory_order_relaxed));
+        if (!work && (i & 63) == 0 && Clock::now() > until) break;
+      }
+      if (work) continue;
+      std::unique_lock<std::mutex> lock(sleep_mu_);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      wake_.wait(lock, [&] { return claimable(ticket_.load(std::memory_order_seq_cst)); });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+
+  int size_ = 1;
+  std::mutex job_mu_;
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<const std::function<void(int)>*> job_{nullptr};
+  std::atomic<int> done_{0};
+  std::mutex error_mu_;
+  std::exception_ptr error_;
+  std::mutex sleep_mu_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
 };
+
+int available_cpus() {
+#if defined(__linux__)
+  // The affinity mask, as os.sched_getaffinity: taskset and cgroup cpusets shrink it.
+  for (int ncpu = 1024; ncpu <= (1 << 16); ncpu *= 4) {
+    cpu_set_t* set = CPU_ALLOC(size_t(ncpu));
+    if (!set) break;
+    const size_t bytes = CPU_ALLOC_SIZE(size_t(ncpu));
+    CPU_ZERO_S(bytes, set);
+    const bool ok = sched_getaffinity(0, bytes, set) == 0;
+    const int count = ok ? CPU_COUNT_S(bytes, set) : 0;
+    CPU_FREE(set);
+    if (ok) return std::max(1, count);
+    // EINVAL: the kernel's mask is larger than ours; try a larger one
+  }
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int configured_threads() {
   if (const char* env = std::getenv("EMBER_NUM_THREADS")) {
     int n = std::atoi(env);
-    if (n > 0) return n;
+    if (n > 0) return std::min(n, 1024);
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return std::min(available_cpus(), 1024);
 }
 
 Pool& pool() {
-  // Leaked on purpose: joining threads during interpreter shutdown can deadlock.
-  static Pool* p = new Pool(configured_threads());
+  // Leaked on purpose (its threads are detached): joining threads during interpreter
+  // shutdown can deadlock.
+  static Pool* p = [] {
+#if defined(__linux__)
+    pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); });
+#endif
+    return new Pool(configured_threads());
+  }();
   return *p;
 }
 
@@ -104,18 +180,27 @@ int num_threads() {
 
 void parallel_for_pooled(int64_t n, int64_t grain,
                          const std::function<void(int64_t, int64_t)>& fn) {
-  int threads = num_threads();
-  int64_t chunks = std::min<int64_t>(threads, n / std::max<int64_t>(grain, 1));
-  if (chunks <= 1 || in_worker) {
+  const int threads = num_threads();
+  // Many chunks per thread, so that whoever is free takes the next one: a worker that
+  // wakes late (or a core busy with another process) leaves its share to the others, and
+  // the threads finish within a small chunk of each other. A chunk costs ~0.1 µs.
+  int64_t chunks = std::min<int64_t>(
+      {int64_t(threads) * 16, n / std::max<int64_t>(grain, 1), int64_t(Pool::kMaxChunks)});
+  if (chunks <= 1 || threads <= 1 || in_worker || forked_child.load(std::memory_order_relaxed)) {
     fn(0, n);
     return;
   }
   int64_t per = (n + chunks - 1) / chunks;
+  if (per >= 4096) per = (per + 63) / 64 * 64;  // whole cache lines per chunk (of any dtype)
+  chunks = (n + per - 1) / per;
   auto job = [&](int c) {
     int64_t lo = c * per, hi = std::min(n, lo + per);
     if (lo < hi) fn(lo, hi);
   };
-  if (!pool().try_run(int(chunks), job)) fn(0, n);
+  // Waking a sleeping worker costs the caller a system call and the worker tens of µs
+  // before it starts (more on a busy machine): worth it for long jobs only.
+  const bool wake = n >= 8 * grain;
+  if (!pool().try_run(int(chunks), job, wake)) fn(0, n);
 }
 
 }  // namespace ember::cpu

@@ -6,15 +6,19 @@
 
 namespace ember::cpu {
 
-// Below this many elements a kernel runs on the calling thread: waking workers costs more.
+// Below this many elements a kernel runs on the calling thread: handing work over costs more.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+// Threads the pool uses, the caller included: EMBER_NUM_THREADS, else the CPUs this process
+// may run on (its affinity mask, so taskset and cgroup cpusets count).
 int num_threads();
 void parallel_for_pooled(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 // Runs fn(lo, hi) over [0, n) split in contiguous chunks of at least `grain` items.
 // Runs inline when n is small (without building a std::function: tiny ops stay cheap),
-// when called from a worker, or when the pool is busy.
+// when called from a worker, or when the pool is busy. The caller works through the
+// chunks too, so a worker that is slow to wake never makes a call slower than running
+// it alone by more than the cost of the hand-off.
 template <typename Fn>
 void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
   if (n <= 0) return;

@@ -1,10 +1,12 @@
 // Reductions over the trailing dims of a view: sum, max, min, argmax, argmin.
+#include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "cpu_backend.h"
 #include "elementwise.h"
+#include "vec_math.h"
 
 namespace ember::cpu {
 
@@ -16,8 +18,8 @@ bool is_nan(T v) {
   return false;
 }
 
-// Floats sum in double (more accurate than numpy's pairwise float sum), integers
-// in int64 with wrap-around.
+// Floats sum in double (dense f32 runs in float blocks of 1024 first: still more accurate
+// than numpy's pairwise float sum), integers in int64 with wrap-around.
 template <typename T>
 struct SumAcc {
   using Acc = std::conditional_t<is_float_v<T>, double, int64_t>;
@@ -36,21 +38,8 @@ struct SumAcc {
     for (; i < n; ++i) s[0] += Chain(Acc(compute_t<T>(p[i * stride])));
     total = wrap_add(total, Acc((s[0] + s[1]) + (s[2] + s[3])));
   }
-  // Dense float runs: blocks of 1024 summed in 16 float lanes (vectorised), block
-  // totals in double, so the error stays that of a 64-element float sum.
-  void add_dense(const float* p, int64_t n) {
-    for (int64_t i = 0; i < n; i += 1024) {
-      const int64_t m = std::min<int64_t>(n - i, 1024);
-      float lanes[16] = {};
-      int64_t j = 0;
-      for (; j + 16 <= m; j += 16)
-        for (int k = 0; k < 16; ++k) lanes[k] += p[i + j + k];
-      double block = 0;
-      for (int k = 0; k < 16; ++k) block += lanes[k];
-      for (; j < m; ++j) block += p[i + j];
-      total += block;
-    }
-  }
+  // Dense float runs: vectorised blocks of 1024 (float lanes, then double), see sum_f32.
+  void add_dense(const float* p, int64_t n) { total += sum_f32(p, n); }
   void add_one(T v, int64_t) { total = wrap_add(total, Acc(compute_t<T>(v))); }
   void merge(const SumAcc& o) { total = wrap_add(total, o.total); }
 };
@@ -113,6 +102,7 @@ void feed(const T* data, int64_t base, const Walk<1>& red, int64_t lo, int64_t h
   const Shape& sh = red.shape;
   const Strides& st = red.strides[0];
   const size_t nd = sh.size();
+  if (nd == 1) return acc.add_run(data + base + lo * st[0], st[0], hi - lo, lo);
   const int64_t inner = sh.back();
   std::vector<int64_t> idx(nd);
   int64_t r = lo, off = base;
@@ -143,19 +133,22 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
   int64_t nout = dst.numel();
   if (nout == 0) return;
   if (nout < num_threads() && g.count >= 2 * kParallelGrain) {
-    // Few outputs, long reductions: split each reduction across cores.
+    // Few outputs, long reductions: split each reduction in parts, one accumulator per
+    // part, merged in order at the end (the result does not depend on the thread count).
+    const int64_t parts = std::min<int64_t>(g.count / kParallelGrain, 64);
+    const int64_t per = (g.count + parts - 1) / parts;
+    std::vector<A> accs(static_cast<size_t>(parts));
     for (int64_t o = 0; o < nout; ++o) {
       int64_t base = g.kept.offset();
       for (int64_t d = g.kept.ndim(), r = o; d-- > 0; r /= g.kept.dim(d))
         base += (r % g.kept.dim(d)) * g.kept.strides()[size_t(d)];
-      A total;
-      std::mutex mu;
-      parallel_for(g.count, kParallelGrain, [&](int64_t lo, int64_t hi) {
-        A part;
-        feed(data, base, g.red, lo, hi, part);
-        std::lock_guard<std::mutex> lock(mu);
-        total.merge(part);
+      std::fill(accs.begin(), accs.end(), A());
+      parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p)
+          feed(data, base, g.red, p * per, std::min(g.count, (p + 1) * per), accs[size_t(p)]);
       });
+      A total;
+      for (const A& a : accs) total.merge(a);
       out[o] = result(total, g.count);
     }
     return;

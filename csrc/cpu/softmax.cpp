@@ -10,32 +10,45 @@ namespace ember::cpu {
 
 namespace {
 
+// Dense float rows: vectorised max, exp-and-sum (sum in double per 1024-value block) and
+// scale. A strided row is first gathered into its output row.
+void softmax_row_f32(const float* x, int64_t stride, int64_t n, bool log, float* y) {
+  if (stride != 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i * stride];
+    x = y;
+  }
+  float mx = max_f32(x, n);
+  if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: keep exp() finite
+  if (!log) {
+    const double sum = exp_shift_sum_f32(x, mx, y, n);
+    scale_f32(y, float(1.0 / sum), y, n);
+    return;
+  }
+  // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < size_t(n)) scratch.resize(size_t(n));
+  const double sum = exp_shift_sum_f32(x, mx, scratch.data(), n);
+  sub2_f32(x, mx, float(std::log(sum)), y, n);
+}
+
 template <typename T>
 void softmax_row(const T* x, int64_t stride, int64_t n, bool log, T* y) {
-  using C = compute_t<T>;
-  C mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, C(x[i * stride]));
-  if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: keep exp() finite
   if constexpr (std::is_same_v<T, float>) {
-    if (stride == 1 && !log) {  // dense float rows: vectorised exp in place
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
-      exp_f32(y, y, n);
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) sum += y[i];
-      const float inv = float(1.0 / sum);
-      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-      return;
-    }
-  }
-  C sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(C(x[i * stride]) - mx);
-  if (log) {
-    // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
-    C log_sum = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = T((C(x[i * stride]) - mx) - log_sum);
+    return softmax_row_f32(x, stride, n, log, y);
   } else {
-    C inv = C(1) / sum;
-    for (int64_t i = 0; i < n; ++i) y[i] = T(std::exp(C(x[i * stride]) - mx) * inv);
+    using C = compute_t<T>;
+    C mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, C(x[i * stride]));
+    if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: keep exp() finite
+    C sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(C(x[i * stride]) - mx);
+    if (log) {
+      C log_sum = std::log(sum);
+      for (int64_t i = 0; i < n; ++i) y[i] = T((C(x[i * stride]) - mx) - log_sum);
+    } else {
+      C inv = C(1) / sum;
+      for (int64_t i = 0; i < n; ++i) y[i] = T(std::exp(C(x[i * stride]) - mx) * inv);
+    }
   }
 }
 
@@ -50,7 +63,8 @@ void CpuStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const
       const T* in = ptr<T>();
       T* out = as_cpu(dst).ptr<T>();
       // Rows are independent: split them across cores, each row's offset from its number.
-      parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)),
+      // An element costs several times an add (exp, three passes): a smaller grain.
+      parallel_for(rows, std::max<int64_t>(1, kParallelGrain / 8 / std::max<int64_t>(n, 1)),
                    [&](int64_t lo, int64_t hi) {
                      for (int64_t r = lo; r < hi; ++r) {
                        int64_t off = src.offset();

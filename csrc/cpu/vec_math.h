@@ -8,4 +8,21 @@ namespace ember::cpu {
 // exp over a dense run, within 2 ulp of libm; NaN, +-inf and overflow as libm.
 void exp_f32(const float* x, float* y, int64_t n);
 
+// The sum of a dense run: blocks of 1024 summed in 32 float lanes (each lane adds 32
+// values, the lanes then pairwise), block totals in double. The error is that of a
+// 37-term float sum however long the run, below numpy's pairwise sum.
+double sum_f32(const float* x, int64_t n);
+
+// The largest value of a dense run, NaN ignored (-inf when empty or all NaN).
+float max_f32(const float* x, int64_t n);
+
+// y = exp(x - shift) over a dense run (y may be x); returns the sum of y as sum_f32 would.
+double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n);
+
+// y = x * s over a dense run (y may be x).
+void scale_f32(const float* x, float s, float* y, int64_t n);
+
+// y = (x - a) - b over a dense run (y may be x): rounded in that order.
+void sub2_f32(const float* x, float a, float b, float* y, int64_t n);
+
 }  // namespace ember::cpu
