@@ -3,10 +3,14 @@ the GIL is released around kernels and storages are guarded by their locks."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import ember
 import numpy as np
+import pytest
 
 N_THREADS = 4
 ITERATIONS = 200
@@ -111,3 +115,54 @@ def test_threads_creating_tensors_and_devices(device):
     run_threads(work)
     assert len({r[0] for r in results}) == 1  # one cached device for everyone
     assert [r[1] for r in results] == [1000.0 * i * (ITERATIONS // 4) for i in range(N_THREADS)]
+
+
+# The CPU pool: how many threads it takes, and a fork()ed child (multiprocessing's
+# default start method on Linux) that inherits the pool without its threads.
+
+_REPORT_THREADS = "import ember; print(ember.Device.cpu().info()['threads'])"
+
+
+def _python(code, env=None, preexec_fn=None):
+    full_env = {k: v for k, v in os.environ.items() if k != "EMBER_NUM_THREADS"}
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=full_env,
+        preexec_fn=preexec_fn,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="affinity masks are Linux's")
+def test_pool_size_follows_the_affinity_mask():
+    cpu = min(os.sched_getaffinity(0))
+    assert _python(_REPORT_THREADS, preexec_fn=lambda: os.sched_setaffinity(0, {cpu})) == "1"
+    assert _python(_REPORT_THREADS) == str(len(os.sched_getaffinity(0)))
+
+
+def test_pool_size_from_ember_num_threads():
+    assert _python(_REPORT_THREADS, env={"EMBER_NUM_THREADS": "3"}) == "3"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() here")
+def test_forked_child_runs_parallel_ops():
+    code = """
+import os, numpy as np, ember
+x = np.random.default_rng(0).random(1 << 22, dtype=np.float32)
+t = ember.tensor(x)
+want = float(x.astype(np.float64).sum())
+assert abs(t.sum().item() - want) < 1e-6 * abs(want)  # the pool's threads are running now
+pid = os.fork()
+if pid == 0:
+    ok = abs(t.sum().item() - want) < 1e-6 * abs(want)
+    ok = ok and np.allclose((t + t).numpy(), 2 * x) and np.allclose(t.exp().numpy(), np.exp(x))
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    assert _python(code, env={"EMBER_NUM_THREADS": "2"}) == "0"
