@@ -33,6 +33,33 @@ inline void cpu_relax() {
 #endif
 }
 
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+// A worker woken by the caller can be queued on the caller's CPU while another CPU is idle
+// (guest kernels on VMs take idle vCPUs for busy ones); both threads then time-share one
+// core for milliseconds, as the scheduler leaves recently run threads where they are. Such
+// a worker moves itself: a mask without that CPU, then the whole mask again (which does not
+// move it back).
+void step_off(int cpu) {
+#if defined(__linux__)
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu) return;
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+  if (!CPU_ISSET(cpu, &mask) || CPU_COUNT(&mask) < 2) return;
+  cpu_set_t others = mask;
+  CPU_CLR(cpu, &others);
+  if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof mask, &mask);
+#else
+  (void)cpu;
+#endif
+}
+
 // The pool runs one job at a time. A job is `chunks` calls of one function; whoever is
 // free (the caller or a worker) claims the next chunk from one atomic ticket:
 //   bits 32..63 job number, 16..31 chunk count, 0..15 next unclaimed chunk.
@@ -57,6 +84,8 @@ class Pool {
     job_.store(&job, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     error_ = nullptr;
+    caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
+    running_.store(true, std::memory_order_relaxed);
     const uint64_t gen = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
     ticket_.store((gen << 32) | (uint64_t(chunks) << 16), std::memory_order_seq_cst);
     if (wake && sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -74,6 +103,7 @@ class Pool {
         std::this_thread::yield();
     }
     job_.store(nullptr, std::memory_order_relaxed);
+    running_.store(false, std::memory_order_relaxed);
     if (error_) std::rethrow_exception(error_);
     return true;
   }
@@ -105,14 +135,25 @@ class Pool {
     in_worker = true;
     using Clock = std::chrono::steady_clock;
     for (;;) {
-      run_chunks();
-      // Spin ~50 µs: kernels called back to back from Python are a few µs apart.
-      const auto until = Clock::now() + std::chrono::microseconds(50);
+      if (claimable(ticket_.load(std::memory_order_acquire))) {
+        step_off(caller_cpu_.load(std::memory_order_relaxed));
+        run_chunks();
+      }
+      // Spin while the caller is still in its job and ~50 µs after: kernels called back to
+      // back from Python are a few µs apart, and a sleeping worker, once woken, may wait
+      // milliseconds for a CPU.
+      constexpr auto kLinger = std::chrono::microseconds(50);
+      auto until = Clock::now() + kLinger;
       bool work = false;
       for (int i = 1; !work; ++i) {
         cpu_relax();
         work = claimable(ticket_.load(std::memory_order_relaxed));
-        if (!work && (i & 63) == 0 && Clock::now() > until) break;
+        if (work || (i & 63) != 0) continue;
+        const auto now = Clock::now();
+        if (running_.load(std::memory_order_relaxed))
+          until = now + kLinger;
+        else if (now > until)
+          break;
       }
       if (work) continue;
       std::unique_lock<std::mutex> lock(sleep_mu_);
@@ -127,6 +168,8 @@ class Pool {
   std::atomic<uint64_t> ticket_{0};
   std::atomic<const std::function<void(int)>*> job_{nullptr};
   std::atomic<int> done_{0};
+  std::atomic<int> caller_cpu_{-1};
+  std::atomic<bool> running_{false};  // a caller is inside try_run
   std::mutex error_mu_;
   std::exception_ptr error_;
   std::mutex sleep_mu_;
