@@ -206,6 +206,20 @@ def test_sum_large(device, rng):
     assert t.max().item() == x.max() and t.argmin().item() == x.argmin()
 
 
+@pytest.mark.parametrize("n", [65535, 65536, 65537, 4 * 1024 * 40 + 1023, 1_000_003])
+def test_float32_sum_of_long_runs_every_element_counted(device, n):
+    # Long dense runs are read in several streams with a tail: every element counts once.
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-1, 1, size=n).astype(np.float32)
+    x[-1] = 1e4  # a lost or doubled tail element would show
+    x[0] = -2e4  # as would the head
+    ref = x.astype(np.float64)
+    bound = 3e-6 * np.abs(ref).sum()  # a 37-term float sum per block of 1024, in double after
+    assert abs(ember.tensor(x, device=device).sum().item() - ref.sum()) <= bound
+    y = x.reshape(1, n)  # and as one row of a matrix, reduced along it
+    assert abs(ember.tensor(y, device=device).sum(dim=1).numpy()[0] - ref.sum()) <= bound
+
+
 def test_half_sum_accumulates_in_higher_precision(device):
     # 4096 ones: a float16 running sum would stop at 2048
     for name in ("float16", "bfloat16"):
