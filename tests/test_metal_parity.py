@@ -68,8 +68,11 @@ def test_unary(dtype, rng):
     for op in ops:
         for cv, mv in zip(views(c), views(m)):
             same(getattr(cv, op)(), getattr(mv, op)(), dtype, exact=op in UNARY_ANY)
+    # both bounds, one open side, and bounds beyond the dtype's range (saturated)
+    bounds = [(1, 5), (None, 2), (2, None), (-1e30, 1e30), (-0.5, None)]
     for cv, mv in zip(views(c), views(m)):
-        same(cv.clamp(1, 5), mv.clamp(1, 5), dtype)
+        for lo, hi in bounds:
+            same(cv.clamp(lo, hi), mv.clamp(lo, hi), dtype)
 
 
 @pytest.mark.parametrize("dtype", METAL_DTYPES)

@@ -83,7 +83,8 @@ void clamp_params(double lo, double hi, UnaryKParams& p) {
     const bool all_below =
         !first_true(tmin, tmax, [&](int64_t x) { return !(double(x) < lo); }, &first_not_below);
     p.has_lo = all_below || first_not_below > tmin;
-    p.lo_cut_i = all_below ? tmax : first_not_below - 1;
+    // (unused without has_lo; tmin - 1 would overflow)
+    p.lo_cut_i = all_below ? tmax : p.has_lo ? first_not_below - 1 : tmin;
     p.has_hi = first_true(tmin, tmax, [&](int64_t x) { return double(x) > hi; }, &first_above);
     p.hi_cut_i = first_above;
     p.lo_i = int64_t(saturate_cast<T>(lo));
