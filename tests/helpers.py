@@ -8,6 +8,10 @@ same computation done by numpy on the same values.
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import textwrap
 
 import ember
 import numpy as np
@@ -217,3 +221,17 @@ def gelu_ref(x):
 def sigmoid_ref(x):
     x = np.asarray(x, dtype=np.float64)
     return 1.0 / (1.0 + np.exp(-x))
+
+
+def run_python(code: str, env=None, drop=(), preexec_fn=None) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh interpreter: this environment less `drop`, plus `env`."""
+    full_env = {k: v for k, v in os.environ.items() if k not in drop}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        preexec_fn=preexec_fn,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -7,13 +7,12 @@ the rest of the suite, which parametrises over the metal device too.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import textwrap
 import threading
 
 import ember
+import helpers
 import numpy as np
 import pytest
 
@@ -23,17 +22,8 @@ on_linux = pytest.mark.skipif(sys.platform == "darwin", reason="the emulator is 
 
 
 def run_python(code: str, emulator: str | None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.pop("EMBER_METAL_EMULATOR", None)
-    if emulator is not None:
-        env["EMBER_METAL_EMULATOR"] = emulator
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = None if emulator is None else {"EMBER_METAL_EMULATOR": emulator}
+    return helpers.run_python(code, env=env, drop=("EMBER_METAL_EMULATOR",))
 
 
 # ---- availability asks the machine

@@ -4,13 +4,12 @@ the GIL is released around kernels and storages are guarded by their locks."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 
 import ember
 import numpy as np
 import pytest
+from helpers import run_python
 
 N_THREADS = 4
 ITERATIONS = 200
@@ -124,16 +123,7 @@ _REPORT_THREADS = "import ember; print(ember.Device.cpu().info()['threads'])"
 
 
 def _python(code, env=None, preexec_fn=None):
-    full_env = {k: v for k, v in os.environ.items() if k != "EMBER_NUM_THREADS"}
-    full_env.update(env or {})
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        env=full_env,
-        preexec_fn=preexec_fn,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_python(code, env=env, drop=("EMBER_NUM_THREADS",), preexec_fn=preexec_fn)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 

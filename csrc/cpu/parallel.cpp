@@ -70,9 +70,8 @@ class Pool {
  public:
   static constexpr int kMaxChunks = 0xffff;
 
-  explicit Pool(int n) {
+  explicit Pool(int n) : size_(n) {
     for (int i = 1; i < n; ++i) std::thread([this] { loop(); }).detach();
-    size_ = n;
   }
   int size() const { return size_; }
 
@@ -163,7 +162,7 @@ class Pool {
     }
   }
 
-  int size_ = 1;
+  const int size_;
   std::mutex job_mu_;
   std::atomic<uint64_t> ticket_{0};
   std::atomic<const std::function<void(int)>*> job_{nullptr};
