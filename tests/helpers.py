@@ -213,6 +213,10 @@ def check_close(t, expected, name: str, rtol=None, atol=None, device=None):
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+def erf_ref(x):
+    return _erf(np.asarray(x, dtype=np.float64))
+
+
 def gelu_ref(x):
     x = np.asarray(x, dtype=np.float64)
     return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))

@@ -16,6 +16,7 @@ from helpers import (
     check_exact,
     compute_dtype,
     edtype,
+    erf_ref,
     gelu_ref,
     make_view,
     rand_array,
@@ -480,12 +481,17 @@ def test_where_condition_values_other_than_one(device):
 UNARY_FLOAT = {
     # name: (reference in float64, input kind)
     "exp": (np.exp, "normal"),
+    "expm1": (np.expm1, "normal"),
     "log": (np.log, "positive"),
+    "log1p": (np.log1p, "unit"),
     "sqrt": (np.sqrt, "positive"),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), "positive"),
     "recip": (lambda x: 1.0 / x, "positive"),
     "sin": (np.sin, "normal"),
     "cos": (np.cos, "normal"),
+    "tan": (np.tan, "normal"),
     "tanh": (np.tanh, "normal"),
+    "erf": (erf_ref, "normal"),
     "gelu": (gelu_ref, "normal"),
     "silu": (lambda x: x * sigmoid_ref(x), "normal"),
     "sigmoid": (sigmoid_ref, "normal"),
@@ -496,7 +502,15 @@ UNARY_ANY = {
     "abs": np.abs,
     "sqr": np.square,
     "relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
+    "sign": np.sign,
+    # integers are integral already: rounding gives them back (numpy would make floats)
+    "floor": lambda x: x if x.dtype.kind in "iu" else np.floor(x),
+    "ceil": lambda x: x if x.dtype.kind in "iu" else np.ceil(x),
+    "round": lambda x: x if x.dtype.kind in "iu" else np.rint(x),  # half to even
+    "trunc": lambda x: x if x.dtype.kind in "iu" else np.trunc(x),
 }
+# predicates: uint8 results for every dtype
+PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 UNARY_SHAPES = [(), (0,), (7,), (3, 4), (2, 3, 4), (1, 0, 2)]
 
 
@@ -521,7 +535,8 @@ def test_unary_float_ops(device, dtype, op, rng):
             getattr(ember, op)(t)
         return
     for t, x in unary_cases(rng, dtype, device, kind):
-        expected = ref(x.astype(np.float64))
+        with np.errstate(divide="ignore"):  # log1p(-1)
+            expected = ref(x.astype(np.float64))
         check_close(getattr(t, op)(), expected, dtype)
         check_close(getattr(ember, op)(t), expected, dtype)
 
@@ -537,6 +552,27 @@ def test_unary_exact_ops(device, dtype, op, rng):
             expected = ref(x.astype(ct))
         check_exact(getattr(t, op)(), expected, dtype)
         check_exact(getattr(ember, op)(t), expected, dtype)
+
+
+@pytest.mark.parametrize("op", sorted(PREDICATES))
+def test_unary_predicates(device, dtype, op, rng):
+    if not require_dtype(device, dtype):
+        return
+    for t, x in unary_cases(rng, dtype, device, "normal"):
+        expected = PREDICATES[op](x).astype(np.uint8)
+        check_exact(getattr(t, op)(), expected, "uint8")
+        check_exact(getattr(ember, op)(t), expected, "uint8")
+    if edtype(dtype).is_float:
+        x = np.array([np.nan, -np.inf, np.inf, -0.0, 1.0, -np.nan])
+        t = ember.tensor(x, dtype=edtype(dtype), device=device)
+        check_exact(getattr(t, op)(), PREDICATES[op](x).astype(np.uint8), "uint8")
+
+
+def test_round_is_half_to_even(device):
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 1000.5, -0.0])
+    for name in ("float32", "float16", "bfloat16"):
+        t = ember.tensor(x, dtype=edtype(name), device=device)
+        check_exact(t.round(), np.rint(rounded(x, name)), name)
 
 
 def test_unary_operators(device, dtype, rng):
@@ -566,6 +602,16 @@ def test_unary_special_values(device, name):
             "sigmoid": sigmoid_ref(x),
             "relu": np.maximum(x, 0),
             "abs": np.abs(x),
+            "expm1": np.expm1(x),
+            "log1p": np.log1p(x),
+            "rsqrt": 1.0 / np.sqrt(x),
+            "tan": np.tan(x),
+            "erf": erf_ref(x),
+            "sign": np.sign(x),
+            "floor": np.floor(x),
+            "ceil": np.ceil(x),
+            "round": np.rint(x),
+            "trunc": np.trunc(x),
         }
         finite = x[:6]
         refs["gelu"] = np.concatenate([gelu_ref(finite), [np.inf, 0.0, np.nan]])

@@ -55,7 +55,9 @@ def views(t):
 
 
 UNARY_FLOAT = ["exp", "log", "sqrt", "recip", "sin", "cos", "tanh", "gelu", "silu", "sigmoid"]
-UNARY_ANY = ["neg", "abs", "sqr", "relu"]
+UNARY_FLOAT += ["expm1", "log1p", "rsqrt", "tan", "erf"]
+UNARY_ANY = ["neg", "abs", "sqr", "relu", "sign", "floor", "ceil", "round", "trunc"]
+PREDICATES = ["isnan", "isinf", "isfinite"]
 
 
 @pytest.mark.parametrize("dtype", METAL_DTYPES)
@@ -64,10 +66,17 @@ def test_unary(dtype, rng):
     if dtype in FLOATS:
         data = np.abs(data) + 0.1  # in the domain of log and sqrt
     c, m = pair(data, dtype)
-    ops = UNARY_ANY + (UNARY_FLOAT if dtype in FLOATS else [])
+    ops = UNARY_ANY + PREDICATES + (UNARY_FLOAT if dtype in FLOATS else [])
     for op in ops:
         for cv, mv in zip(views(c), views(m)):
-            same(getattr(cv, op)(), getattr(mv, op)(), dtype, exact=op in UNARY_ANY)
+            same(getattr(cv, op)(), getattr(mv, op)(), dtype, exact=op not in UNARY_FLOAT)
+    if dtype in FLOATS:  # the edges: NaN, infinities, zeros of both signs, halves
+        edges = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 0.5, -1.5, 2.5, -1.0, 1e-4])
+        ce, me = pair(edges.astype(np.float32), dtype)
+        for op in ops:
+            got, want = getattr(me, op)().numpy(), getattr(ce, op)().numpy()
+            rtol, atol = (0, 0) if op not in UNARY_FLOAT else TOL[dtype]
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     # both bounds, one open side, and bounds beyond the dtype's range (saturated)
     bounds = [(1, 5), (None, 2), (2, None), (-1e30, 1e30), (-0.5, None)]
     for cv, mv in zip(views(c), views(m)):

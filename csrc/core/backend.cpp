@@ -39,22 +39,4 @@ std::pair<uint64_t, uint64_t> BackendDevice::take_random(uint64_t count) {
   return {seed_, first};
 }
 
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"neg", "abs",  "exp",  "log",  "sqrt", "sqr",     "recip", "sin",
-                                "cos", "tanh", "relu", "gelu", "silu", "sigmoid", "clamp"};
-  return names[int(op)];
-}
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"};
-  return names[int(op)];
-}
-const char* cmp_name(CmpOp op) {
-  static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  return names[int(op)];
-}
-const char* reduce_name(ReduceOp op) {
-  static const char* names[] = {"sum", "max", "min", "argmax", "argmin"};
-  return names[int(op)];
-}
-
 }  // namespace ember

@@ -11,37 +11,13 @@
 
 #include "dtype.h"
 #include "layout.h"
+#include "op_table.h"
 
 namespace ember {
 
 class BackendStorage;
 
-enum class UnaryOp {
-  Neg,
-  Abs,
-  Exp,
-  Log,
-  Sqrt,
-  Sqr,
-  Recip,
-  Sin,
-  Cos,
-  Tanh,
-  Relu,
-  Gelu,
-  Silu,
-  Sigmoid,
-  Clamp,  // uses UnaryParams::lo / hi
-};
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum };
-enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
-enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 enum class RandomDist { Uniform, Normal };
-
-const char* unary_name(UnaryOp op);
-const char* binary_name(BinaryOp op);
-const char* cmp_name(CmpOp op);
-const char* reduce_name(ReduceOp op);
 
 struct UnaryParams {
   double lo = 0, hi = 0;  // clamp bounds
@@ -117,6 +93,7 @@ class BackendStorage {
   virtual void to_host(void* dst) const = 0;
 
   virtual void fill(const Layout& dst_layout, double value) = 0;
+  // dst has the op's result dtype (op_result_dtype: uint8 for predicates).
   virtual void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
                      const Layout& dst_layout) const = 0;
   // y = x * mul + add

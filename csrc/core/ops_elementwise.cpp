@@ -6,17 +6,6 @@ namespace ember {
 
 namespace {
 
-bool float_only(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Abs:
-    case UnaryOp::Sqr:
-    case UnaryOp::Relu:
-    case UnaryOp::Clamp: return false;
-    default: return true;
-  }
-}
-
 // The destination of an elementwise op: `out` checked against the result's facts,
 // or a fresh tensor. Shapes first, then devices, then dtypes.
 Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape& shape,
@@ -57,12 +46,9 @@ Tensor run_into(Tensor dst, std::initializer_list<const Tensor*> inputs, Kernel&
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
-  const char* name = unary_name(op);
-  if (float_only(op) && !dtype_is_float(t.dtype()))
-    throw_unsupported_dtype(
-        name, t.dtype(), t.device(),
-        std::string("it needs a float dtype; use t.to_dtype(ember.float32).") + name + "()");
-  Tensor dst = destination(name, out, t.shape(), t.dtype(), t);
+  const OpInfo& info = op_info(op);
+  check_op_dtype(info.name, info.cls, t.dtype(), t.device());
+  Tensor dst = destination(info.name, out, t.shape(), op_result_dtype(info.cls, t.dtype()), t);
   return run_into(dst, {&t}, [&](Tensor& d) {
     StorageLocks locks({t.storage().get()}, {d.storage().get()});
     t.storage()->impl().unary(op, UnaryParams{}, t.layout(), d.storage()->impl(), d.layout());
@@ -95,6 +81,7 @@ Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs, const std::opti
       lhs.shape() == rhs.shape() ? lhs.shape() : broadcast_shapes(name, lhs.shape(), rhs.shape());
   Storage::check_same_device(name, *lhs.storage(), *rhs.storage());
   if (lhs.dtype() != rhs.dtype()) throw_dtype_mismatch(name, lhs.dtype(), rhs.dtype());
+  check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
   Tensor dst = destination(name, out, shape, lhs.dtype(), lhs);
   // Same shapes need no broadcast views (and no copies of the layouts).
   const bool same = lhs.shape() == rhs.shape();
@@ -114,7 +101,8 @@ Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs) {
   Shape shape = broadcast_shapes(name, lhs.shape(), rhs.shape());
   Storage::check_same_device(name, *lhs.storage(), *rhs.storage());
   if (lhs.dtype() != rhs.dtype()) throw_dtype_mismatch(name, lhs.dtype(), rhs.dtype());
-  Tensor dst = empty(shape, DType::U8, lhs.device(), name);
+  check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
+  Tensor dst = empty(shape, op_result_dtype(op_info(op).cls, lhs.dtype()), lhs.device(), name);
   Layout l = lhs.layout().broadcast_to(name, shape), r = rhs.layout().broadcast_to(name, shape);
   StorageLocks locks({lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
   lhs.storage()->impl().cmp(op, l, rhs.storage()->impl(), r, dst.storage()->impl(), dst.layout());

@@ -1,4 +1,5 @@
-// Binary arithmetic with broadcasting (inputs arrive already broadcast).
+// Binary arithmetic with broadcasting (inputs arrive already broadcast): one functor per
+// row of the op table (core/ops.def).
 #include <cmath>
 #include <limits>
 
@@ -55,30 +56,64 @@ C nan_min(C a, C b) {
   return a < b ? a : b;
 }
 
-template <typename T>
-void run_binary(BinaryOp op, const T* a, const Layout& la, const T* b, const Layout& lb, T* out,
-                const Layout& dst) {
-  using C = compute_t<T>;
-  auto go = [&](auto f) {
-    map2(a, la, b, lb, out, dst, [f](T x, T y) { return T(f(C(x), C(y))); });
-  };
-  switch (op) {
-    case BinaryOp::Add: return go([](C x, C y) { return wrap_add(x, y); });
-    case BinaryOp::Sub: return go([](C x, C y) { return wrap_sub(x, y); });
-    case BinaryOp::Mul: return go([](C x, C y) { return wrap_mul(x, y); });
-    case BinaryOp::Div:
-      if constexpr (is_float_v<T>)
-        return go([](C x, C y) { return x / y; });
-      else
-        return go([](C x, C y) { return int_div(x, y); });
-    case BinaryOp::Pow:
-      if constexpr (is_float_v<T>)
-        return go([](C x, C y) { return std::pow(x, y); });
-      else
-        return go([](C x, C y) { return int_pow(x, y); });
-    case BinaryOp::Maximum: return go([](C x, C y) { return nan_max(x, y); });
-    case BinaryOp::Minimum: return go([](C x, C y) { return nan_min(x, y); });
+// ---- the ops, on the compute type (integer / float behaviour by if constexpr)
+
+struct Add {
+  template <typename C>
+  C operator()(C x, C y) const {
+    return wrap_add(x, y);
   }
+};
+struct Sub {
+  template <typename C>
+  C operator()(C x, C y) const {
+    return wrap_sub(x, y);
+  }
+};
+struct Mul {
+  template <typename C>
+  C operator()(C x, C y) const {
+    return wrap_mul(x, y);
+  }
+};
+struct Div {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return x / y;
+    else
+      return int_div(x, y);
+  }
+};
+struct Pow {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (std::is_floating_point_v<C>)
+      return std::pow(x, y);
+    else
+      return int_pow(x, y);
+  }
+};
+struct Maximum {
+  template <typename C>
+  C operator()(C x, C y) const {
+    return nan_max(x, y);
+  }
+};
+struct Minimum {
+  template <typename C>
+  C operator()(C x, C y) const {
+    return nan_min(x, y);
+  }
+};
+
+template <typename Op, OpClass cls, typename T>
+void apply(const T* a, const Layout& la, const T* b, const Layout& lb, T* out, const Layout& dst) {
+  using C = compute_t<T>;
+  if constexpr (!op_takes<cls, T>())
+    throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
+  else
+    map2(a, la, b, lb, out, dst, [](T x, T y) { return T(Op()(C(x), C(y))); });
 }
 
 }  // namespace
@@ -88,8 +123,14 @@ void CpuStorage::binary(BinaryOp op, const Layout& lhs, const BackendStorage& rh
                         const Layout& dst_layout) const {
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    run_binary<T>(op, ptr<T>(), lhs, as_cpu(rhs).ptr<T>(), rhs_layout, as_cpu(dst).ptr<T>(),
-                  dst_layout);
+    const T* b = as_cpu(rhs).ptr<T>();
+    T* out = as_cpu(dst).ptr<T>();
+    switch (op) {
+#define EMBER_BINARY(Enum, name, cls) \
+  case BinaryOp::Enum:                \
+    return apply<Enum, OpClass::cls>(ptr<T>(), lhs, b, rhs_layout, out, dst_layout);
+#include "core/ops.def"
+    }
   });
 }
 

@@ -1,4 +1,5 @@
-// Comparisons: uint8 results (1 true, 0 false); NaN compares unequal to everything.
+// Comparisons: uint8 results (1 true, 0 false); NaN compares unequal to everything. One
+// functor per row of the op table (core/ops.def).
 #include "cpu_backend.h"
 #include "elementwise.h"
 
@@ -6,21 +7,26 @@ namespace ember::cpu {
 
 namespace {
 
-template <typename T>
-void run_cmp(CmpOp op, const T* a, const Layout& la, const T* b, const Layout& lb, uint8_t* out,
-             const Layout& dst) {
-  using C = compute_t<T>;
-  auto go = [&](auto f) {
-    map2(a, la, b, lb, out, dst, [f](T x, T y) { return uint8_t(f(C(x), C(y))); });
+#define EMBER_CPU_CMP(Name, expr)     \
+  struct Name {                       \
+    template <typename C>             \
+    bool operator()(C x, C y) const { \
+      return expr;                    \
+    }                                 \
   };
-  switch (op) {
-    case CmpOp::Eq: return go([](C x, C y) { return x == y; });
-    case CmpOp::Ne: return go([](C x, C y) { return x != y; });
-    case CmpOp::Lt: return go([](C x, C y) { return x < y; });
-    case CmpOp::Le: return go([](C x, C y) { return x <= y; });
-    case CmpOp::Gt: return go([](C x, C y) { return x > y; });
-    case CmpOp::Ge: return go([](C x, C y) { return x >= y; });
-  }
+EMBER_CPU_CMP(Eq, x == y)
+EMBER_CPU_CMP(Ne, x != y)
+EMBER_CPU_CMP(Lt, x < y)
+EMBER_CPU_CMP(Le, x <= y)
+EMBER_CPU_CMP(Gt, x > y)
+EMBER_CPU_CMP(Ge, x >= y)
+#undef EMBER_CPU_CMP
+
+template <typename Op, typename T>
+void apply(const T* a, const Layout& la, const T* b, const Layout& lb, uint8_t* out,
+           const Layout& dst) {
+  using C = compute_t<T>;
+  map2(a, la, b, lb, out, dst, [](T x, T y) { return uint8_t(Op()(C(x), C(y))); });
 }
 
 }  // namespace
@@ -30,8 +36,14 @@ void CpuStorage::cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs,
                      const Layout& dst_layout) const {
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    run_cmp<T>(op, ptr<T>(), lhs, as_cpu(rhs).ptr<T>(), rhs_layout, as_cpu(dst).ptr<uint8_t>(),
-               dst_layout);
+    const T* b = as_cpu(rhs).ptr<T>();
+    uint8_t* out = as_cpu(dst).ptr<uint8_t>();
+    switch (op) {
+#define EMBER_CMP(Enum, name, cls) \
+  case CmpOp::Enum:                \
+    return apply<Enum>(ptr<T>(), lhs, b, rhs_layout, out, dst_layout);
+#include "core/ops.def"
+    }
   });
 }
 

@@ -1,4 +1,5 @@
-// Unary math, clamp and affine.
+// Unary math, clamp and affine: one functor per row of the op table (core/ops.def),
+// applied on the compute type (float for the 16-bit floats, as everywhere on the CPU).
 #include <cmath>
 
 #include "core/host_cast.h"
@@ -10,6 +11,142 @@ namespace ember::cpu {
 
 namespace {
 
+template <typename C>
+constexpr bool is_real_v = std::is_floating_point_v<C>;
+
+// ---- the ops: operator()(C) on the compute type C of every dtype their class takes
+
+struct Neg {
+  template <typename C>
+  C operator()(C x) const {
+    return wrap_sub(C(0), x);  // wraps on integers, as numpy
+  }
+};
+struct Abs {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::fabs(x);
+    else if constexpr (std::is_signed_v<C>)
+      return x < 0 ? wrap_sub(C(0), x) : x;
+    else
+      return x;
+  }
+};
+struct Sqr {
+  template <typename C>
+  C operator()(C x) const {
+    return wrap_mul(x, x);
+  }
+};
+struct Relu {
+  template <typename C>
+  C operator()(C x) const {
+    return x > C(0) || x != x ? x : C(0);  // NaN stays
+  }
+};
+struct Sign {  // NaN stays NaN, as numpy (PyTorch gives 0); both zeros give +0
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>)
+      return x > C(0) ? C(1) : C(0);
+    else
+      return x > C(0) ? C(1) : x < C(0) ? C(-1) : x == C(0) ? C(0) : x;
+  }
+};
+// Integers are already integral: the rounding ops give them back unchanged.
+struct Floor {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::floor(x);
+    else
+      return x;
+  }
+};
+struct Ceil {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::ceil(x);
+    else
+      return x;
+  }
+};
+struct Round {  // half to even, as numpy and PyTorch
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::nearbyint(x);
+    else
+      return x;
+  }
+};
+struct Trunc {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::trunc(x);
+    else
+      return x;
+  }
+};
+
+// Float-only ops (is_real_v<C> always holds for them).
+#define EMBER_CPU_FLOAT_OP(Name, expr) \
+  struct Name {                        \
+    template <typename C>              \
+    C operator()(C x) const {          \
+      return expr;                     \
+    }                                  \
+  };
+EMBER_CPU_FLOAT_OP(Exp, std::exp(x))
+EMBER_CPU_FLOAT_OP(Expm1, std::expm1(x))
+EMBER_CPU_FLOAT_OP(Log, std::log(x))
+EMBER_CPU_FLOAT_OP(Log1p, std::log1p(x))
+EMBER_CPU_FLOAT_OP(Sqrt, std::sqrt(x))
+EMBER_CPU_FLOAT_OP(Rsqrt, C(1) / std::sqrt(x))
+EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
+EMBER_CPU_FLOAT_OP(Sin, std::sin(x))
+EMBER_CPU_FLOAT_OP(Cos, std::cos(x))
+EMBER_CPU_FLOAT_OP(Tan, std::tan(x))
+EMBER_CPU_FLOAT_OP(Tanh, std::tanh(x))
+EMBER_CPU_FLOAT_OP(Erf, std::erf(x))
+// the exact (erf) form, as PyTorch's default
+EMBER_CPU_FLOAT_OP(Gelu, C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
+EMBER_CPU_FLOAT_OP(Silu, x / (C(1) + std::exp(-x)))
+EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
+#undef EMBER_CPU_FLOAT_OP
+
+// Predicates: bool results; integers are never NaN or infinite.
+struct IsNan {
+  template <typename C>
+  bool operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::isnan(x);
+    else
+      return false;
+  }
+};
+struct IsInf {
+  template <typename C>
+  bool operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::isinf(x);
+    else
+      return false;
+  }
+};
+struct IsFinite {
+  template <typename C>
+  bool operator()(C x) const {
+    if constexpr (is_real_v<C>)
+      return std::isfinite(x);
+    else
+      return true;
+  }
+};
+
 // exp of dense float runs goes to the vectorised kernel; strided runs to libm.
 void exp_float(const float* in, const Layout& src, float* out, const Layout& dst) {
   walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
@@ -18,57 +155,32 @@ void exp_float(const float* in, const Layout& src, float* out, const Layout& dst
   });
 }
 
-template <typename T>
-void run_unary(UnaryOp op, const UnaryParams& p, const T* in, const Layout& src, T* out,
-               const Layout& dst) {
+// Applies Op to every element; core checked the dtype against the op's class, so the
+// classes that exclude T are never instantiated.
+template <typename Op, OpClass cls, typename T>
+void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& dst_layout) {
   using C = compute_t<T>;
-  auto go = [&](auto f) { map1(in, src, out, dst, [f](T x) { return T(f(C(x))); }); };
-  if constexpr (std::is_same_v<T, float>) {
-    if (op == UnaryOp::Exp) return exp_float(in, src, out, dst);
-  }
-  if constexpr (is_float_v<T>) {
-    switch (op) {
-      case UnaryOp::Exp: return go([](C x) { return std::exp(x); });
-      case UnaryOp::Log: return go([](C x) { return std::log(x); });
-      case UnaryOp::Sqrt: return go([](C x) { return std::sqrt(x); });
-      case UnaryOp::Recip: return go([](C x) { return C(1) / x; });
-      case UnaryOp::Sin: return go([](C x) { return std::sin(x); });
-      case UnaryOp::Cos: return go([](C x) { return std::cos(x); });
-      case UnaryOp::Tanh: return go([](C x) { return std::tanh(x); });
-      case UnaryOp::Gelu:  // the exact (erf) form, as PyTorch's default
-        return go([](C x) { return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))); });
-      case UnaryOp::Silu: return go([](C x) { return x / (C(1) + std::exp(-x)); });
-      case UnaryOp::Sigmoid: return go([](C x) { return C(1) / (C(1) + std::exp(-x)); });
-      case UnaryOp::Abs: return go([](C x) { return std::fabs(x); });
-      case UnaryOp::Relu:
-        return go([](C x) { return x > C(0) || x != x ? x : C(0); });  // NaN stays
-      default: break;
-    }
+  if constexpr (!op_takes<cls, T>()) {
+    throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
+  } else if constexpr (cls == OpClass::Predicate) {
+    map1(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
+         [](T x) { return uint8_t(Op()(C(x)) ? 1 : 0); });
+  } else if constexpr (std::is_same_v<Op, Exp> && std::is_same_v<T, float>) {
+    exp_float(in, src, as_cpu(dst).ptr<float>(), dst_layout);
   } else {
-    switch (op) {
-      case UnaryOp::Abs:
-        if constexpr (std::is_signed_v<T>)
-          return go([](C x) { return x < 0 ? wrap_sub(C(0), x) : x; });
-        return go([](C x) { return x; });
-      case UnaryOp::Relu: return go([](C x) { return x > C(0) ? x : C(0); });
-      default: break;
-    }
+    map1(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](T x) { return T(Op()(C(x))); });
   }
-  switch (op) {
-    case UnaryOp::Neg: return go([](C x) { return wrap_sub(C(0), x); });  // wraps, as numpy
-    case UnaryOp::Sqr: return go([](C x) { return wrap_mul(x, x); });
-    case UnaryOp::Clamp: {
-      double lo = p.lo, hi = p.hi;
-      return map1(in, src, out, dst, [lo, hi](T x) {
-        double v = double(C(x));
-        if (v != v) return x;  // NaN stays NaN
-        return v < lo ? saturate_cast<T>(lo) : v > hi ? saturate_cast<T>(hi) : x;
-      });
-    }
-    default: break;
-  }
-  throw Error(ErrorKind::UnsupportedDType, std::string(unary_name(op)) + " has no CPU kernel for " +
-                                               dtype_name(DTypeOf<T>::value));
+}
+
+// clamp compares in double as the bounds are doubles; NaN stays NaN.
+template <typename T>
+void clamp(const T* in, const Layout& src, T* out, const Layout& dst, double lo, double hi) {
+  using C = compute_t<T>;
+  map1(in, src, out, dst, [lo, hi](T x) {
+    double v = double(C(x));
+    if (v != v) return x;
+    return v < lo ? saturate_cast<T>(lo) : v > hi ? saturate_cast<T>(hi) : x;
+  });
 }
 
 }  // namespace
@@ -77,7 +189,15 @@ void CpuStorage::unary(UnaryOp op, const UnaryParams& p, const Layout& src, Back
                        const Layout& dst_layout) const {
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    run_unary<T>(op, p, ptr<T>(), src, as_cpu(dst).ptr<T>(), dst_layout);
+    switch (op) {
+#define EMBER_UNARY(Enum, name, cls) \
+  case UnaryOp::Enum:                \
+    return apply<Enum, OpClass::cls>(ptr<T>(), src, dst, dst_layout);
+#define EMBER_UNARY_PARAMS(Enum, name, cls)
+#include "core/ops.def"
+      case UnaryOp::Clamp:
+        return clamp(ptr<T>(), src, as_cpu(dst).ptr<T>(), dst_layout, p.lo, p.hi);
+    }
   });
 }
 

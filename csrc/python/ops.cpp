@@ -131,19 +131,9 @@ Tensor where_fn(const Tensor& cond, py::handle a, py::handle b) {
 }
 
 void bind_elementwise_binary(py::module_& m, py::class_<Tensor>& cls) {
-  def_binary<BinaryOp::Add>(m, cls);
-  def_binary<BinaryOp::Sub>(m, cls);
-  def_binary<BinaryOp::Mul>(m, cls);
-  def_binary<BinaryOp::Div>(m, cls);
-  def_binary<BinaryOp::Pow>(m, cls);
-  def_binary<BinaryOp::Maximum>(m, cls);
-  def_binary<BinaryOp::Minimum>(m, cls);
-  def_cmp<CmpOp::Eq>(m, cls);
-  def_cmp<CmpOp::Ne>(m, cls);
-  def_cmp<CmpOp::Lt>(m, cls);
-  def_cmp<CmpOp::Le>(m, cls);
-  def_cmp<CmpOp::Gt>(m, cls);
-  def_cmp<CmpOp::Ge>(m, cls);
+#define EMBER_BINARY(Enum, name, dtypes) def_binary<BinaryOp::Enum>(m, cls);
+#define EMBER_CMP(Enum, name, dtypes) def_cmp<CmpOp::Enum>(m, cls);
+#include "core/ops.def"
   m.def("where", &where_fn, py::arg("condition"), py::arg("input"), py::arg("other"));
 }
 
@@ -166,20 +156,9 @@ Tensor clamp_fn(const Tensor& t, std::optional<double> lo, std::optional<double>
 }
 
 void bind_unary(py::module_& m, py::class_<Tensor>& cls) {
-  def_unary<UnaryOp::Neg>(m, cls);
-  def_unary<UnaryOp::Abs>(m, cls);
-  def_unary<UnaryOp::Exp>(m, cls);
-  def_unary<UnaryOp::Log>(m, cls);
-  def_unary<UnaryOp::Sqrt>(m, cls);
-  def_unary<UnaryOp::Sqr>(m, cls);
-  def_unary<UnaryOp::Recip>(m, cls);
-  def_unary<UnaryOp::Sin>(m, cls);
-  def_unary<UnaryOp::Cos>(m, cls);
-  def_unary<UnaryOp::Tanh>(m, cls);
-  def_unary<UnaryOp::Relu>(m, cls);
-  def_unary<UnaryOp::Gelu>(m, cls);
-  def_unary<UnaryOp::Silu>(m, cls);
-  def_unary<UnaryOp::Sigmoid>(m, cls);
+#define EMBER_UNARY(Enum, name, dtypes) def_unary<UnaryOp::Enum>(m, cls);
+#define EMBER_UNARY_PARAMS(Enum, name, dtypes)  // bound below
+#include "core/ops.def"
   def_op(m, cls, "clamp", &clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
 }
 
@@ -201,6 +180,17 @@ Tensor arg_fn(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   return gil_free_if(big(t), [&] { return arg_reduce(op, t, dim, keepdim); });
 }
 
+// argmax/argmin take one dim (or none); the others a dim or a tuple of dims.
+template <ReduceOp op>
+void def_reduce(py::module_& m, py::class_<Tensor>& cls) {
+  auto dim = py::arg("dim") = py::none();
+  auto keepdim = py::arg("keepdim") = false;
+  if constexpr (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+    def_op(m, cls, reduce_name(op), &arg_fn<op>, dim, keepdim);
+  else
+    def_op(m, cls, reduce_name(op), &reduce_fn<op>, dim, keepdim);
+}
+
 template <bool log>
 Tensor softmax_fn(const Tensor& t, int64_t dim) {
   return gil_free_if(big(t), [&] { return softmax(t, dim, log); });
@@ -214,12 +204,9 @@ Tensor matmul_fn(const Tensor& a, const Tensor& b) {
 void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
   auto dim = py::arg("dim") = py::none();
   auto keepdim = py::arg("keepdim") = false;
-  def_op(m, cls, "sum", &reduce_fn<ReduceOp::Sum>, dim, keepdim);
-  def_op(m, cls, "max", &reduce_fn<ReduceOp::Max>, dim, keepdim);
-  def_op(m, cls, "min", &reduce_fn<ReduceOp::Min>, dim, keepdim);
+#define EMBER_REDUCE(Enum, name, dtypes) def_reduce<ReduceOp::Enum>(m, cls);
+#include "core/ops.def"
   def_op(m, cls, "mean", &mean_fn, dim, keepdim);
-  def_op(m, cls, "argmax", &arg_fn<ReduceOp::ArgMax>, dim, keepdim);
-  def_op(m, cls, "argmin", &arg_fn<ReduceOp::ArgMin>, dim, keepdim);
   def_op(m, cls, "softmax", &softmax_fn<false>, py::arg("dim") = -1);
   def_op(m, cls, "log_softmax", &softmax_fn<true>, py::arg("dim") = -1);
   cls.def("matmul", &matmul_fn, py::arg("other"));
@@ -475,7 +462,17 @@ void bind_creation(py::module_& m) {
 
 }  // namespace
 
+// The op table as data, for ember's exports and the table-driven tests:
+// [(family, name, dtype class, bound by hand)].
+py::list op_table_rows() {
+  py::list rows;
+  for (const OpRow& r : op_table())
+    rows.append(py::make_tuple(r.family, r.name, op_class_name(r.cls), r.has_params));
+  return rows;
+}
+
 void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
+  m.def("_op_table", &op_table_rows);
   bind_elementwise_binary(m, cls);
   bind_unary(m, cls);
   bind_reductions(m, cls);

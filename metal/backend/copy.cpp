@@ -6,24 +6,11 @@
 
 #include "../kernels/copy.h"
 #include "core/host_cast.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
 namespace {
-
-// gid.x is 32 bits wide: bigger views go in chunks.
-constexpr int64_t kChunk = int64_t(1) << 30;
-
-template <typename P>
-void launch(MetalDevice& dev, const std::string& kernel, const KernelBuffers& buffers, P p,
-            int64_t n) {
-  for (int64_t s = 0; s < n; s += kChunk) {
-    p.start = s;
-    p.count = std::min(kChunk, n - s);
-    dev.dispatch_1d("copy", kernel, buffers, p, p.count);
-  }
-}
 
 std::string bits_suffix(DType d) {
   return "_b" + std::to_string(8 * dtype_size(d));
@@ -66,8 +53,8 @@ void MetalStorage::cast(const Layout& src, BackendStorage& dst, const Layout& ds
     p.l[0] = kl[0];
     p.l[1] = kl[1];
     const bool dense = kl[0].contiguous && kl[1].contiguous;
-    launch(metal(), (dense ? "copy_cast_" : "copy_cast_strided_") + types, {this, &as_metal(dst)},
-           p, elements(kl[0]));
+    launch_elementwise(metal(), "copy", (dense ? "copy_cast_" : "copy_cast_strided_") + types,
+                       {this, &as_metal(dst)}, p, elements(kl[0]));
   });
 }
 
@@ -80,8 +67,8 @@ void MetalStorage::copy_strided(const Layout& src, BackendStorage& dst,
     p.l[0] = kl[0];
     p.l[1] = kl[1];
     const bool dense = kl[0].contiguous && kl[1].contiguous;
-    launch(metal(), (dense ? "copy_bits" : "copy_bits_strided") + bits, {this, &as_metal(dst)}, p,
-           elements(kl[0]));
+    launch_elementwise(metal(), "copy", (dense ? "copy_bits" : "copy_bits_strided") + bits,
+                       {this, &as_metal(dst)}, p, elements(kl[0]));
   });
 }
 
@@ -98,8 +85,9 @@ void MetalStorage::fill(const Layout& dst_layout, double value) {
     FillKParams p{};
     p.dst = kl[0];
     p.bits = bits;
-    launch(metal(), (kl[0].contiguous ? "copy_fill" : "copy_fill_strided") + size, {this}, p,
-           elements(kl[0]));
+    launch_elementwise(metal(), "copy",
+                       (kl[0].contiguous ? "copy_fill" : "copy_fill_strided") + size, {this}, p,
+                       elements(kl[0]));
   });
 }
 

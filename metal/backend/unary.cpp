@@ -9,38 +9,11 @@
 
 #include "../kernels/unary.h"
 #include "core/host_cast.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
 namespace {
-
-bool float_only(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Abs:
-    case UnaryOp::Sqr:
-    case UnaryOp::Relu:
-    case UnaryOp::Clamp: return false;
-    default: return true;
-  }
-}
-
-// gid.x is 32 bits wide: bigger views go in chunks.
-constexpr int64_t kChunk = int64_t(1) << 30;
-
-void launch(MetalDevice& dev, const std::string& kernel, const KernelBuffers& buffers,
-            UnaryKParams p, int64_t n) {
-  for (int64_t s = 0; s < n; s += kChunk) {
-    p.start = s;
-    p.count = std::min(kChunk, n - s);
-    dev.dispatch_1d("unary", kernel, buffers, p, p.count);
-  }
-}
-
-std::string kernel_name(const char* op, bool dense, DType dtype) {
-  return std::string("unary_") + op + (dense ? "_" : "_strided_") + dtype_suffix(dtype);
-}
 
 // Smallest float >= v and largest float <= v (v not NaN): x < v exactly when
 // x < float_at_least(v), for every float x, and likewise for >.
@@ -80,12 +53,13 @@ void clamp_params(double lo, double hi, UnaryKParams& p) {
     const int64_t tmax = int64_t(std::numeric_limits<T>::max());
     // double(x) is monotonic in x: "below lo" is a prefix of T's range, "above hi" a suffix
     int64_t first_not_below = 0, first_above = 0;
-    const bool all_below =
-        !first_true(tmin, tmax, [&](int64_t x) { return !(double(x) < lo); }, &first_not_below);
+    const bool all_below = !first_true(
+        tmin, tmax, [&](int64_t x) { return !(double(x) < lo); }, &first_not_below);
     p.has_lo = all_below || first_not_below > tmin;
     // (unused without has_lo; tmin - 1 would overflow)
     p.lo_cut_i = all_below ? tmax : p.has_lo ? first_not_below - 1 : tmin;
-    p.has_hi = first_true(tmin, tmax, [&](int64_t x) { return double(x) > hi; }, &first_above);
+    p.has_hi = first_true(
+        tmin, tmax, [&](int64_t x) { return double(x) > hi; }, &first_above);
     p.hi_cut_i = first_above;
     p.lo_i = int64_t(saturate_cast<T>(lo));
     p.hi_i = int64_t(saturate_cast<T>(hi));
@@ -101,9 +75,7 @@ void clamp_params(double lo, double hi, UnaryKParams& p) {
 
 void MetalStorage::unary(UnaryOp op, const UnaryParams& up, const Layout& src, BackendStorage& dst,
                          const Layout& dst_layout) const {
-  const char* name = unary_name(op);
-  if (float_only(op) && !dtype_is_float(dtype_))
-    throw_unsupported_dtype(name, dtype_, device_, "it needs a float dtype");
+  const char* name = unary_name(op);  // core checked the dtype against the op's class
   const int64_t n = dst_layout.numel();
   if (n == 0) return;
   UnaryKParams p{};
@@ -114,7 +86,8 @@ void MetalStorage::unary(UnaryOp op, const UnaryParams& up, const Layout& src, B
     dispatch_dtype(dtype_, [&](auto tag) { clamp_params<decltype(tag)>(up.lo, up.hi, p); });
   }
   const bool dense = kl[0].contiguous && kl[1].contiguous;
-  launch(metal(), kernel_name(name, dense, dtype_), {this, &as_metal(dst)}, p, n);
+  launch_elementwise(metal(), "unary", kernel_name("unary", name, dense, dtype_),
+                     {this, &as_metal(dst)}, p, n);
 }
 
 void MetalStorage::affine(const Layout& src, double mul, double add, BackendStorage& dst,
@@ -131,7 +104,8 @@ void MetalStorage::affine(const Layout& src, double mul, double add, BackendStor
   std::memcpy(&p.mul_bits, &mul, sizeof(double));
   std::memcpy(&p.add_bits, &add, sizeof(double));
   const bool dense = kl[0].contiguous && kl[1].contiguous;
-  launch(metal(), kernel_name("affine", dense, dtype_), {this, &as_metal(dst)}, p, n);
+  launch_elementwise(metal(), "unary", kernel_name("unary", "affine", dense, dtype_),
+                     {this, &as_metal(dst)}, p, n);
 }
 
 }  // namespace ember::metal

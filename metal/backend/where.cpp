@@ -4,16 +4,9 @@
 #include <string>
 
 #include "../kernels/where.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
-
-namespace {
-
-// gid.x is 32 bits wide: bigger views go in chunks.
-constexpr int64_t kChunk = int64_t(1) << 30;
-
-}  // namespace
 
 void MetalStorage::where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
                          const BackendStorage& on_false, const Layout& f_layout,
@@ -30,11 +23,7 @@ void MetalStorage::where(const Layout& cond, const BackendStorage& on_true, cons
                              dtype_suffix(dtype_) + "_b" +
                              std::to_string(8 * dtype_size(dst.dtype()));
   const KernelBuffers buffers{this, &as_metal(on_true), &as_metal(on_false), &as_metal(dst)};
-  for (int64_t s = 0; s < n; s += kChunk) {
-    p.start = s;
-    p.count = std::min(kChunk, n - s);
-    metal().dispatch_1d("where", kernel, buffers, p, p.count);
-  }
+  launch_elementwise(metal(), "where", kernel, buffers, p, n);
 }
 
 }  // namespace ember::metal

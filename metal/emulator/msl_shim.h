@@ -192,6 +192,7 @@ EMBER_SHIM_F1(sqrt, std::sqrt(x))
 EMBER_SHIM_F1(rsqrt, 1.0f / std::sqrt(x))
 EMBER_SHIM_F1(sin, std::sin(x))
 EMBER_SHIM_F1(cos, std::cos(x))
+EMBER_SHIM_F1(tan, std::tan(x))
 EMBER_SHIM_F1(tanh, std::tanh(x))
 EMBER_SHIM_F1(fabs, std::fabs(x))
 EMBER_SHIM_F1(floor, std::floor(x))
@@ -239,6 +240,12 @@ inline bool isnan(float x) {
 }
 inline bool isinf(float x) {
   return std::isinf(x);
+}
+inline bool isfinite(float x) {
+  return std::isfinite(x);
+}
+inline bool isfinite(half x) {
+  return std::isfinite(float(x));
 }
 inline bool isnan(half x) {
   return std::isnan(float(x));

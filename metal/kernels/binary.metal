@@ -1,5 +1,6 @@
-// Binary arithmetic with the CPU backend's semantics per dtype.
-//   binary_<op>[_strided]_<dtype>   op: add sub mul div pow maximum minimum
+// Binary arithmetic with the CPU backend's semantics per dtype: one functor per row of
+// the op table (core/ops.def), instantiated for its dtype class in one line.
+//   binary_<op>[_strided]_<dtype>
 // The _strided variants walk views (broadcast inputs have 0 strides); the others take
 // dense views (no index math). f16 and bf16 compute in float, as the CPU.
 #include "binary.h"
@@ -113,49 +114,17 @@ kernel void binary_map(device const T* lhs [[buffer(0)]], device const T* rhs [[
   dst[off[2]] = Ew<T>::store(Op()(Ew<T>::load(lhs[off[0]]), Ew<T>::load(rhs[off[1]])));
 }
 
-#define EMBER_BINARY(name, strided_name, T, Op) \
-  EMBER_KERNEL(name, binary_map<T, Op, false>)  \
-  EMBER_KERNEL(strided_name, binary_map<T, Op, true>)
+#define EMBER_BINARY_KERNELS(name, sfx, T, Op)                  \
+  EMBER_KERNEL(binary_##name##_##sfx, binary_map<T, Op, false>) \
+  EMBER_KERNEL(binary_##name##_strided_##sfx, binary_map<T, Op, true>)
 
-EMBER_BINARY(binary_add_f32, binary_add_strided_f32, float, BinaryAdd)
-EMBER_BINARY(binary_add_f16, binary_add_strided_f16, half, BinaryAdd)
-EMBER_BINARY(binary_add_bf16, binary_add_strided_bf16, bf16_t, BinaryAdd)
-EMBER_BINARY(binary_add_i64, binary_add_strided_i64, int64_t, BinaryAdd)
-EMBER_BINARY(binary_add_u32, binary_add_strided_u32, uint, BinaryAdd)
-EMBER_BINARY(binary_add_u8, binary_add_strided_u8, uchar, BinaryAdd)
-EMBER_BINARY(binary_sub_f32, binary_sub_strided_f32, float, BinarySub)
-EMBER_BINARY(binary_sub_f16, binary_sub_strided_f16, half, BinarySub)
-EMBER_BINARY(binary_sub_bf16, binary_sub_strided_bf16, bf16_t, BinarySub)
-EMBER_BINARY(binary_sub_i64, binary_sub_strided_i64, int64_t, BinarySub)
-EMBER_BINARY(binary_sub_u32, binary_sub_strided_u32, uint, BinarySub)
-EMBER_BINARY(binary_sub_u8, binary_sub_strided_u8, uchar, BinarySub)
-EMBER_BINARY(binary_mul_f32, binary_mul_strided_f32, float, BinaryMul)
-EMBER_BINARY(binary_mul_f16, binary_mul_strided_f16, half, BinaryMul)
-EMBER_BINARY(binary_mul_bf16, binary_mul_strided_bf16, bf16_t, BinaryMul)
-EMBER_BINARY(binary_mul_i64, binary_mul_strided_i64, int64_t, BinaryMul)
-EMBER_BINARY(binary_mul_u32, binary_mul_strided_u32, uint, BinaryMul)
-EMBER_BINARY(binary_mul_u8, binary_mul_strided_u8, uchar, BinaryMul)
-EMBER_BINARY(binary_div_f32, binary_div_strided_f32, float, BinaryDiv)
-EMBER_BINARY(binary_div_f16, binary_div_strided_f16, half, BinaryDiv)
-EMBER_BINARY(binary_div_bf16, binary_div_strided_bf16, bf16_t, BinaryDiv)
-EMBER_BINARY(binary_div_i64, binary_div_strided_i64, int64_t, BinaryDiv)
-EMBER_BINARY(binary_div_u32, binary_div_strided_u32, uint, BinaryDiv)
-EMBER_BINARY(binary_div_u8, binary_div_strided_u8, uchar, BinaryDiv)
-EMBER_BINARY(binary_pow_f32, binary_pow_strided_f32, float, BinaryPow)
-EMBER_BINARY(binary_pow_f16, binary_pow_strided_f16, half, BinaryPow)
-EMBER_BINARY(binary_pow_bf16, binary_pow_strided_bf16, bf16_t, BinaryPow)
-EMBER_BINARY(binary_pow_i64, binary_pow_strided_i64, int64_t, BinaryPow)
-EMBER_BINARY(binary_pow_u32, binary_pow_strided_u32, uint, BinaryPow)
-EMBER_BINARY(binary_pow_u8, binary_pow_strided_u8, uchar, BinaryPow)
-EMBER_BINARY(binary_maximum_f32, binary_maximum_strided_f32, float, BinaryMaximum)
-EMBER_BINARY(binary_maximum_f16, binary_maximum_strided_f16, half, BinaryMaximum)
-EMBER_BINARY(binary_maximum_bf16, binary_maximum_strided_bf16, bf16_t, BinaryMaximum)
-EMBER_BINARY(binary_maximum_i64, binary_maximum_strided_i64, int64_t, BinaryMaximum)
-EMBER_BINARY(binary_maximum_u32, binary_maximum_strided_u32, uint, BinaryMaximum)
-EMBER_BINARY(binary_maximum_u8, binary_maximum_strided_u8, uchar, BinaryMaximum)
-EMBER_BINARY(binary_minimum_f32, binary_minimum_strided_f32, float, BinaryMinimum)
-EMBER_BINARY(binary_minimum_f16, binary_minimum_strided_f16, half, BinaryMinimum)
-EMBER_BINARY(binary_minimum_bf16, binary_minimum_strided_bf16, bf16_t, BinaryMinimum)
-EMBER_BINARY(binary_minimum_i64, binary_minimum_strided_i64, int64_t, BinaryMinimum)
-EMBER_BINARY(binary_minimum_u32, binary_minimum_strided_u32, uint, BinaryMinimum)
-EMBER_BINARY(binary_minimum_u8, binary_minimum_strided_u8, uchar, BinaryMinimum)
+// One line per op, for the dtype class of its row in core/ops.def.
+#define EMBER_BINARY_ALL(name, Op) EMBER_FOR_ALL_TYPES(EMBER_BINARY_KERNELS, name, Op)
+
+EMBER_BINARY_ALL(add, BinaryAdd)
+EMBER_BINARY_ALL(sub, BinarySub)
+EMBER_BINARY_ALL(mul, BinaryMul)
+EMBER_BINARY_ALL(div, BinaryDiv)
+EMBER_BINARY_ALL(pow, BinaryPow)
+EMBER_BINARY_ALL(maximum, BinaryMaximum)
+EMBER_BINARY_ALL(minimum, BinaryMinimum)

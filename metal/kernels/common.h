@@ -72,6 +72,16 @@ inline int64_t strided_offset(constant StridedLayout& l, int64_t i) {
       uint simd_lane [[thread_index_in_simdgroup]],                                          \
       uint simd_group [[simdgroup_index_in_threadgroup]]
 
+// M(name, suffix, T, Op) for every storage type of a dtype class of the op table
+// (core/ops.def): a family instantiates an op for its class in one line with these.
+// The suffixes are the host's dtype_suffix() names.
+#define EMBER_FOR_FLOAT_TYPES(M, name, Op) \
+  M(name, f32, float, Op) M(name, f16, half, Op) M(name, bf16, bf16_t, Op)
+#define EMBER_FOR_INTEGER_TYPES(M, name, Op) \
+  M(name, i64, int64_t, Op) M(name, u32, uint, Op) M(name, u8, uchar, Op)
+#define EMBER_FOR_ALL_TYPES(M, name, Op) \
+  EMBER_FOR_FLOAT_TYPES(M, name, Op) EMBER_FOR_INTEGER_TYPES(M, name, Op)
+
 #endif  // __METAL_VERSION__ || EMBER_MSL_SHIM
 
 #if defined(__METAL_VERSION__)

@@ -1,9 +1,8 @@
-// Unary math, clamp and affine, with the CPU backend's semantics per dtype.
-//   unary_<op>[_strided]_<dtype>   op: neg abs sqr relu clamp affine (every dtype),
-//                                  exp log sqrt recip sin cos tanh gelu silu sigmoid
-//                                  (f32 f16 bf16)
+// Unary math, clamp and affine, with the CPU backend's semantics per dtype: one functor
+// per row of the op table (core/ops.def), instantiated for its dtype class in one line.
+//   unary_<op>[_strided]_<dtype>
 // The _strided variants walk views; the others take dense views (no index math).
-// f16 and bf16 compute in float, as the CPU.
+// f16 and bf16 compute in float, as the CPU. Predicates (isnan ...) write uint8.
 #include "common.h"
 #include "copy.h"
 #include "unary.h"
@@ -297,6 +296,102 @@ struct UnarySigmoid {
   float operator()(float x, constant UnaryKParams& p) { return 1.0f / (1.0f + exp(-x)); }
 };
 
+// Sign: NaN stays NaN, as numpy (PyTorch gives 0); both zeros give +0.
+struct UnarySign {
+  float operator()(float x, constant UnaryKParams& p) {
+    return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
+  }
+  int64_t operator()(int64_t x, constant UnaryKParams& p) {
+    return int64_t(x > 0) - int64_t(x < 0);
+  }
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return x > C(0) ? C(1) : C(0);
+  }
+};
+
+// Rounding: integers are already integral and come back unchanged.
+struct UnaryFloor {
+  float operator()(float x, constant UnaryKParams& p) { return floor(x); }
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return x;
+  }
+};
+struct UnaryCeil {
+  float operator()(float x, constant UnaryKParams& p) { return ceil(x); }
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return x;
+  }
+};
+struct UnaryRound {  // rint: half to even, as numpy and PyTorch (MSL round is half away)
+  float operator()(float x, constant UnaryKParams& p) { return rint(x); }
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return x;
+  }
+};
+struct UnaryTrunc {
+  float operator()(float x, constant UnaryKParams& p) { return trunc(x); }
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return x;
+  }
+};
+
+// MSL has no expm1 / log1p: Kahan's forms, where the rounding errors of exp / log and
+// of the final division cancel (a few ulp, no fused multiply-add needed).
+struct UnaryExpm1 {
+  float operator()(float x, constant UnaryKParams& p) {
+    const float u = exp(x);
+    if (u == 1.0f) return x;  // |x| below half an ulp of 1 (keeps -0)
+    const float um1 = u - 1.0f;
+    if (um1 == -1.0f || isinf(u)) return um1;
+    return um1 * x / log(u);
+  }
+};
+struct UnaryLog1p {
+  float operator()(float x, constant UnaryKParams& p) {
+    const float u = 1.0f + x;
+    if (u == 1.0f) return x;
+    if (u == INFINITY) return u;  // (-inf goes on to log's NaN)
+    return log(u) * (x / (u - 1.0f));
+  }
+};
+struct UnaryRsqrt {
+  float operator()(float x, constant UnaryKParams& p) { return rsqrt(x); }
+};
+struct UnaryTan {
+  float operator()(float x, constant UnaryKParams& p) { return tan(x); }
+};
+struct UnaryErf {
+  float operator()(float x, constant UnaryKParams& p) { return ew_erf(x); }
+};
+
+// Predicates: integers are never NaN or infinite.
+struct UnaryIsNan {
+  bool operator()(float x, constant UnaryKParams& p) { return isnan(x); }
+  template <typename C>
+  bool operator()(C x, constant UnaryKParams& p) {
+    return false;
+  }
+};
+struct UnaryIsInf {
+  bool operator()(float x, constant UnaryKParams& p) { return isinf(x); }
+  template <typename C>
+  bool operator()(C x, constant UnaryKParams& p) {
+    return false;
+  }
+};
+struct UnaryIsFinite {
+  bool operator()(float x, constant UnaryKParams& p) { return isfinite(x); }
+  template <typename C>
+  bool operator()(C x, constant UnaryKParams& p) {
+    return true;
+  }
+};
+
 template <typename T, typename Op, bool Strided>
 kernel void unary_map(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
                       constant UnaryKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
@@ -306,73 +401,53 @@ kernel void unary_map(device const T* src [[buffer(0)]], device T* dst [[buffer(
   dst[off[1]] = Ew<T>::store(Op()(Ew<T>::load(src[off[0]]), p));
 }
 
-#define EMBER_UNARY(name, strided_name, T, Op) \
-  EMBER_KERNEL(name, unary_map<T, Op, false>)  \
-  EMBER_KERNEL(strided_name, unary_map<T, Op, true>)
+template <typename T, typename Op, bool Strided>
+kernel void unary_predicate(device const T* src [[buffer(0)]], device uchar* dst [[buffer(1)]],
+                            constant UnaryKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  if (int64_t(gid.x) >= p.count) return;
+  int64_t off[2];
+  ew_offsets<2, Strided>(p.l, p.start + int64_t(gid.x), off);
+  dst[off[1]] = Op()(Ew<T>::load(src[off[0]]), p) ? uchar(1) : uchar(0);
+}
 
-EMBER_UNARY(unary_neg_f32, unary_neg_strided_f32, float, UnaryNeg)
-EMBER_UNARY(unary_neg_f16, unary_neg_strided_f16, half, UnaryNeg)
-EMBER_UNARY(unary_neg_bf16, unary_neg_strided_bf16, bf16_t, UnaryNeg)
-EMBER_UNARY(unary_neg_i64, unary_neg_strided_i64, int64_t, UnaryNeg)
-EMBER_UNARY(unary_neg_u32, unary_neg_strided_u32, uint, UnaryNeg)
-EMBER_UNARY(unary_neg_u8, unary_neg_strided_u8, uchar, UnaryNeg)
-EMBER_UNARY(unary_abs_f32, unary_abs_strided_f32, float, UnaryAbs)
-EMBER_UNARY(unary_abs_f16, unary_abs_strided_f16, half, UnaryAbs)
-EMBER_UNARY(unary_abs_bf16, unary_abs_strided_bf16, bf16_t, UnaryAbs)
-EMBER_UNARY(unary_abs_i64, unary_abs_strided_i64, int64_t, UnaryAbs)
-EMBER_UNARY(unary_abs_u32, unary_abs_strided_u32, uint, UnaryAbs)
-EMBER_UNARY(unary_abs_u8, unary_abs_strided_u8, uchar, UnaryAbs)
-EMBER_UNARY(unary_sqr_f32, unary_sqr_strided_f32, float, UnarySqr)
-EMBER_UNARY(unary_sqr_f16, unary_sqr_strided_f16, half, UnarySqr)
-EMBER_UNARY(unary_sqr_bf16, unary_sqr_strided_bf16, bf16_t, UnarySqr)
-EMBER_UNARY(unary_sqr_i64, unary_sqr_strided_i64, int64_t, UnarySqr)
-EMBER_UNARY(unary_sqr_u32, unary_sqr_strided_u32, uint, UnarySqr)
-EMBER_UNARY(unary_sqr_u8, unary_sqr_strided_u8, uchar, UnarySqr)
-EMBER_UNARY(unary_relu_f32, unary_relu_strided_f32, float, UnaryRelu)
-EMBER_UNARY(unary_relu_f16, unary_relu_strided_f16, half, UnaryRelu)
-EMBER_UNARY(unary_relu_bf16, unary_relu_strided_bf16, bf16_t, UnaryRelu)
-EMBER_UNARY(unary_relu_i64, unary_relu_strided_i64, int64_t, UnaryRelu)
-EMBER_UNARY(unary_relu_u32, unary_relu_strided_u32, uint, UnaryRelu)
-EMBER_UNARY(unary_relu_u8, unary_relu_strided_u8, uchar, UnaryRelu)
-EMBER_UNARY(unary_clamp_f32, unary_clamp_strided_f32, float, UnaryClamp)
-EMBER_UNARY(unary_clamp_f16, unary_clamp_strided_f16, half, UnaryClamp)
-EMBER_UNARY(unary_clamp_bf16, unary_clamp_strided_bf16, bf16_t, UnaryClamp)
-EMBER_UNARY(unary_clamp_i64, unary_clamp_strided_i64, int64_t, UnaryClamp)
-EMBER_UNARY(unary_clamp_u32, unary_clamp_strided_u32, uint, UnaryClamp)
-EMBER_UNARY(unary_clamp_u8, unary_clamp_strided_u8, uchar, UnaryClamp)
-EMBER_UNARY(unary_affine_f32, unary_affine_strided_f32, float, UnaryAffine)
-EMBER_UNARY(unary_affine_f16, unary_affine_strided_f16, half, UnaryAffine)
-EMBER_UNARY(unary_affine_bf16, unary_affine_strided_bf16, bf16_t, UnaryAffine)
-EMBER_UNARY(unary_affine_i64, unary_affine_strided_i64, int64_t, UnaryAffine)
-EMBER_UNARY(unary_affine_u32, unary_affine_strided_u32, uint, UnaryAffine)
-EMBER_UNARY(unary_affine_u8, unary_affine_strided_u8, uchar, UnaryAffine)
-EMBER_UNARY(unary_exp_f32, unary_exp_strided_f32, float, UnaryExp)
-EMBER_UNARY(unary_exp_f16, unary_exp_strided_f16, half, UnaryExp)
-EMBER_UNARY(unary_exp_bf16, unary_exp_strided_bf16, bf16_t, UnaryExp)
-EMBER_UNARY(unary_log_f32, unary_log_strided_f32, float, UnaryLog)
-EMBER_UNARY(unary_log_f16, unary_log_strided_f16, half, UnaryLog)
-EMBER_UNARY(unary_log_bf16, unary_log_strided_bf16, bf16_t, UnaryLog)
-EMBER_UNARY(unary_sqrt_f32, unary_sqrt_strided_f32, float, UnarySqrt)
-EMBER_UNARY(unary_sqrt_f16, unary_sqrt_strided_f16, half, UnarySqrt)
-EMBER_UNARY(unary_sqrt_bf16, unary_sqrt_strided_bf16, bf16_t, UnarySqrt)
-EMBER_UNARY(unary_recip_f32, unary_recip_strided_f32, float, UnaryRecip)
-EMBER_UNARY(unary_recip_f16, unary_recip_strided_f16, half, UnaryRecip)
-EMBER_UNARY(unary_recip_bf16, unary_recip_strided_bf16, bf16_t, UnaryRecip)
-EMBER_UNARY(unary_sin_f32, unary_sin_strided_f32, float, UnarySin)
-EMBER_UNARY(unary_sin_f16, unary_sin_strided_f16, half, UnarySin)
-EMBER_UNARY(unary_sin_bf16, unary_sin_strided_bf16, bf16_t, UnarySin)
-EMBER_UNARY(unary_cos_f32, unary_cos_strided_f32, float, UnaryCos)
-EMBER_UNARY(unary_cos_f16, unary_cos_strided_f16, half, UnaryCos)
-EMBER_UNARY(unary_cos_bf16, unary_cos_strided_bf16, bf16_t, UnaryCos)
-EMBER_UNARY(unary_tanh_f32, unary_tanh_strided_f32, float, UnaryTanh)
-EMBER_UNARY(unary_tanh_f16, unary_tanh_strided_f16, half, UnaryTanh)
-EMBER_UNARY(unary_tanh_bf16, unary_tanh_strided_bf16, bf16_t, UnaryTanh)
-EMBER_UNARY(unary_gelu_f32, unary_gelu_strided_f32, float, UnaryGelu)
-EMBER_UNARY(unary_gelu_f16, unary_gelu_strided_f16, half, UnaryGelu)
-EMBER_UNARY(unary_gelu_bf16, unary_gelu_strided_bf16, bf16_t, UnaryGelu)
-EMBER_UNARY(unary_silu_f32, unary_silu_strided_f32, float, UnarySilu)
-EMBER_UNARY(unary_silu_f16, unary_silu_strided_f16, half, UnarySilu)
-EMBER_UNARY(unary_silu_bf16, unary_silu_strided_bf16, bf16_t, UnarySilu)
-EMBER_UNARY(unary_sigmoid_f32, unary_sigmoid_strided_f32, float, UnarySigmoid)
-EMBER_UNARY(unary_sigmoid_f16, unary_sigmoid_strided_f16, half, UnarySigmoid)
-EMBER_UNARY(unary_sigmoid_bf16, unary_sigmoid_strided_bf16, bf16_t, UnarySigmoid)
+#define EMBER_UNARY_KERNELS(name, sfx, T, Op)                 \
+  EMBER_KERNEL(unary_##name##_##sfx, unary_map<T, Op, false>) \
+  EMBER_KERNEL(unary_##name##_strided_##sfx, unary_map<T, Op, true>)
+#define EMBER_UNARY_PREDICATE_KERNELS(name, sfx, T, Op)             \
+  EMBER_KERNEL(unary_##name##_##sfx, unary_predicate<T, Op, false>) \
+  EMBER_KERNEL(unary_##name##_strided_##sfx, unary_predicate<T, Op, true>)
+
+// One line per op, for the dtype class of its row in core/ops.def.
+#define EMBER_UNARY_ALL(name, Op) EMBER_FOR_ALL_TYPES(EMBER_UNARY_KERNELS, name, Op)
+#define EMBER_UNARY_FLOAT(name, Op) EMBER_FOR_FLOAT_TYPES(EMBER_UNARY_KERNELS, name, Op)
+#define EMBER_UNARY_PREDICATE(name, Op) EMBER_FOR_ALL_TYPES(EMBER_UNARY_PREDICATE_KERNELS, name, Op)
+
+EMBER_UNARY_ALL(neg, UnaryNeg)
+EMBER_UNARY_ALL(abs, UnaryAbs)
+EMBER_UNARY_ALL(sqr, UnarySqr)
+EMBER_UNARY_ALL(relu, UnaryRelu)
+EMBER_UNARY_ALL(sign, UnarySign)
+EMBER_UNARY_ALL(floor, UnaryFloor)
+EMBER_UNARY_ALL(ceil, UnaryCeil)
+EMBER_UNARY_ALL(round, UnaryRound)
+EMBER_UNARY_ALL(trunc, UnaryTrunc)
+EMBER_UNARY_ALL(clamp, UnaryClamp)
+EMBER_UNARY_ALL(affine, UnaryAffine)
+EMBER_UNARY_FLOAT(exp, UnaryExp)
+EMBER_UNARY_FLOAT(expm1, UnaryExpm1)
+EMBER_UNARY_FLOAT(log, UnaryLog)
+EMBER_UNARY_FLOAT(log1p, UnaryLog1p)
+EMBER_UNARY_FLOAT(sqrt, UnarySqrt)
+EMBER_UNARY_FLOAT(rsqrt, UnaryRsqrt)
+EMBER_UNARY_FLOAT(recip, UnaryRecip)
+EMBER_UNARY_FLOAT(sin, UnarySin)
+EMBER_UNARY_FLOAT(cos, UnaryCos)
+EMBER_UNARY_FLOAT(tan, UnaryTan)
+EMBER_UNARY_FLOAT(tanh, UnaryTanh)
+EMBER_UNARY_FLOAT(erf, UnaryErf)
+EMBER_UNARY_FLOAT(gelu, UnaryGelu)
+EMBER_UNARY_FLOAT(silu, UnarySilu)
+EMBER_UNARY_FLOAT(sigmoid, UnarySigmoid)
+EMBER_UNARY_PREDICATE(isnan, UnaryIsNan)
+EMBER_UNARY_PREDICATE(isinf, UnaryIsInf)
+EMBER_UNARY_PREDICATE(isfinite, UnaryIsFinite)
