@@ -96,34 +96,19 @@ struct bf16 {
 
 template <typename T>
 struct DTypeOf;
-template <>
-struct DTypeOf<float> {
-  static constexpr DType value = DType::F32;
-};
-template <>
-struct DTypeOf<f16> {
-  static constexpr DType value = DType::F16;
-};
-template <>
-struct DTypeOf<bf16> {
-  static constexpr DType value = DType::BF16;
-};
-template <>
-struct DTypeOf<double> {
-  static constexpr DType value = DType::F64;
-};
-template <>
-struct DTypeOf<int64_t> {
-  static constexpr DType value = DType::I64;
-};
-template <>
-struct DTypeOf<uint32_t> {
-  static constexpr DType value = DType::U32;
-};
-template <>
-struct DTypeOf<uint8_t> {
-  static constexpr DType value = DType::U8;
-};
+#define EMBER_DTYPE_OF(T, D)                 \
+  template <>                                \
+  struct DTypeOf<T> {                        \
+    static constexpr DType value = DType::D; \
+  };
+EMBER_DTYPE_OF(float, F32)
+EMBER_DTYPE_OF(f16, F16)
+EMBER_DTYPE_OF(bf16, BF16)
+EMBER_DTYPE_OF(double, F64)
+EMBER_DTYPE_OF(int64_t, I64)
+EMBER_DTYPE_OF(uint32_t, U32)
+EMBER_DTYPE_OF(uint8_t, U8)
+#undef EMBER_DTYPE_OF
 
 // Calls fn(T{}) with T the C++ type of `d`; backends use it to instantiate kernels.
 template <typename Fn>

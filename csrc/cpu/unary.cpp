@@ -54,43 +54,26 @@ struct Sign {  // NaN stays NaN, as numpy (PyTorch gives 0); both zeros give +0
       return x > C(0) ? C(1) : x < C(0) ? C(-1) : x == C(0) ? C(0) : x;
   }
 };
-// Integers are already integral: the rounding ops give them back unchanged.
-struct Floor {
-  template <typename C>
-  C operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::floor(x);
-    else
-      return x;
-  }
-};
-struct Ceil {
-  template <typename C>
-  C operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::ceil(x);
-    else
-      return x;
-  }
-};
-struct Round {  // half to even, as numpy and PyTorch
-  template <typename C>
-  C operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::nearbyint(x);
-    else
-      return x;
-  }
-};
-struct Trunc {
-  template <typename C>
-  C operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::trunc(x);
-    else
-      return x;
-  }
-};
+// fn on floats, `on_integers` otherwise: integers are integral already (the rounding
+// ops give them back unchanged) and never NaN or infinite (the predicates).
+#define EMBER_CPU_REAL_OP(Name, R, fn, on_integers) \
+  struct Name {                                     \
+    template <typename C>                           \
+    R operator()(C x) const {                       \
+      if constexpr (is_real_v<C>)                   \
+        return fn(x);                               \
+      else                                          \
+        return on_integers;                         \
+    }                                               \
+  };
+EMBER_CPU_REAL_OP(Floor, C, std::floor, x)
+EMBER_CPU_REAL_OP(Ceil, C, std::ceil, x)
+EMBER_CPU_REAL_OP(Round, C, std::nearbyint, x)  // half to even, as numpy and PyTorch
+EMBER_CPU_REAL_OP(Trunc, C, std::trunc, x)
+EMBER_CPU_REAL_OP(IsNan, bool, std::isnan, false)
+EMBER_CPU_REAL_OP(IsInf, bool, std::isinf, false)
+EMBER_CPU_REAL_OP(IsFinite, bool, std::isfinite, true)
+#undef EMBER_CPU_REAL_OP
 
 // Float-only ops (is_real_v<C> always holds for them).
 #define EMBER_CPU_FLOAT_OP(Name, expr) \
@@ -117,35 +100,6 @@ EMBER_CPU_FLOAT_OP(Gelu, C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)
 EMBER_CPU_FLOAT_OP(Silu, x / (C(1) + std::exp(-x)))
 EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_FLOAT_OP
-
-// Predicates: bool results; integers are never NaN or infinite.
-struct IsNan {
-  template <typename C>
-  bool operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::isnan(x);
-    else
-      return false;
-  }
-};
-struct IsInf {
-  template <typename C>
-  bool operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::isinf(x);
-    else
-      return false;
-  }
-};
-struct IsFinite {
-  template <typename C>
-  bool operator()(C x) const {
-    if constexpr (is_real_v<C>)
-      return std::isfinite(x);
-    else
-      return true;
-  }
-};
 
 // exp of dense float runs goes to the vectorised kernel; strided runs to libm.
 void exp_float(const float* in, const Layout& src, float* out, const Layout& dst) {

@@ -42,34 +42,36 @@ void in_blocks(const char* op, const std::vector<Layout>& views, const Fn& fn) {
   fn(kl);
 }
 
+// One lane per element from src into dst: `dense` or `strided` + suffix names the kernel.
+void copy_elements(const MetalStorage& from, const char* op, const std::string& dense,
+                   const std::string& strided, const Layout& src, BackendStorage& dst,
+                   const Layout& dst_layout) {
+  in_blocks(op, {src, dst_layout}, [&](const std::vector<StridedLayout>& kl) {
+    CopyKParams p{};
+    p.l[0] = kl[0];
+    p.l[1] = kl[1];
+    const bool is_dense = kl[0].contiguous && kl[1].contiguous;
+    launch_elementwise(from.metal(), "copy", is_dense ? dense : strided, {&from, &as_metal(dst)}, p,
+                       elements(kl[0]));
+  });
+}
+
 }  // namespace
 
 void MetalStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const {
   if (dst.dtype() == dtype_) return copy_strided(src, dst, dst_layout);
   if (dst_layout.numel() == 0) return;
   const std::string types = std::string(dtype_suffix(dtype_)) + "_" + dtype_suffix(dst.dtype());
-  in_blocks("to_dtype", {src, dst_layout}, [&](const std::vector<StridedLayout>& kl) {
-    CopyKParams p{};
-    p.l[0] = kl[0];
-    p.l[1] = kl[1];
-    const bool dense = kl[0].contiguous && kl[1].contiguous;
-    launch_elementwise(metal(), "copy", (dense ? "copy_cast_" : "copy_cast_strided_") + types,
-                       {this, &as_metal(dst)}, p, elements(kl[0]));
-  });
+  copy_elements(*this, "to_dtype", "copy_cast_" + types, "copy_cast_strided_" + types, src, dst,
+                dst_layout);
 }
 
 void MetalStorage::copy_strided(const Layout& src, BackendStorage& dst,
                                 const Layout& dst_layout) const {
   if (dst_layout.numel() == 0) return;
   const std::string bits = bits_suffix(dtype_);
-  in_blocks("copy", {src, dst_layout}, [&](const std::vector<StridedLayout>& kl) {
-    CopyKParams p{};
-    p.l[0] = kl[0];
-    p.l[1] = kl[1];
-    const bool dense = kl[0].contiguous && kl[1].contiguous;
-    launch_elementwise(metal(), "copy", (dense ? "copy_bits" : "copy_bits_strided") + bits,
-                       {this, &as_metal(dst)}, p, elements(kl[0]));
-  });
+  copy_elements(*this, "copy", "copy_bits" + bits, "copy_bits_strided" + bits, src, dst,
+                dst_layout);
 }
 
 void MetalStorage::fill(const Layout& dst_layout, double value) {

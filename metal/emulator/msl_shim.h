@@ -235,24 +235,17 @@ inline half fmin(half a, half b) {
   return half(std::fmin(float(a), float(b)));
 }
 
-inline bool isnan(float x) {
-  return std::isnan(x);
-}
-inline bool isinf(float x) {
-  return std::isinf(x);
-}
-inline bool isfinite(float x) {
-  return std::isfinite(x);
-}
-inline bool isfinite(half x) {
-  return std::isfinite(float(x));
-}
-inline bool isnan(half x) {
-  return std::isnan(float(x));
-}
-inline bool isinf(half x) {
-  return std::isinf(float(x));
-}
+#define EMBER_SHIM_PREDICATE(name) \
+  inline bool name(float x) {      \
+    return std::name(x);           \
+  }                                \
+  inline bool name(half x) {       \
+    return std::name(float(x));    \
+  }
+EMBER_SHIM_PREDICATE(isnan)
+EMBER_SHIM_PREDICATE(isinf)
+EMBER_SHIM_PREDICATE(isfinite)
+#undef EMBER_SHIM_PREDICATE
 
 using ::abs;  // int abs(int) from <cstdlib>: the same function, so no ambiguity
 inline float abs(float x) {
