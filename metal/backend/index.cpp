@@ -3,7 +3,7 @@
 #include <string>
 
 #include "../kernels/index.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
@@ -27,8 +27,8 @@ void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendSto
   Shape out = src.shape();
   out[size_t(dim)] = ids_layout.numel();
   IndexSelectKParams p{};
-  p.n = shape_numel(out);
-  if (p.n == 0) return;
+  const int64_t n = shape_numel(out);
+  if (n == 0) return;
   p.src = kernel_layout("index_select", without_dim(src, out, dim));
   p.ids_offset = ids_layout.offset();
   p.ids_stride = ids_layout.strides()[0];
@@ -36,22 +36,22 @@ void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendSto
   p.nsel = ids_layout.numel();
   p.inner = 1;
   for (size_t d = size_t(dim) + 1; d < out.size(); ++d) p.inner *= out[d];
-  metal().dispatch_1d("index", index_kernel("select", dtype_, ids.dtype()),
-                      {this, &as_metal(ids), &as_metal(dst)}, p, p.n);
+  launch_elementwise(metal(), "index", index_kernel("select", dtype_, ids.dtype()),
+                     {this, &as_metal(ids), &as_metal(dst)}, p, n);
 }
 
 void MetalStorage::gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                           const Layout& ids_layout, BackendStorage& dst) const {
   GatherKParams p{};
-  p.n = ids_layout.numel();
-  if (p.n == 0) return;
+  const int64_t n = ids_layout.numel();
+  if (n == 0) return;
   const std::vector<StridedLayout> kl =
       kernel_layouts("gather", {without_dim(src, ids_layout.shape(), dim), ids_layout});
   p.src = kl[0];
   p.ids = kl[1];
   p.dim_stride = src.strides()[size_t(dim)];
-  metal().dispatch_1d("index", index_kernel("gather", dtype_, ids.dtype()),
-                      {this, &as_metal(ids), &as_metal(dst)}, p, p.n);
+  launch_elementwise(metal(), "index", index_kernel("gather", dtype_, ids.dtype()),
+                     {this, &as_metal(ids), &as_metal(dst)}, p, n);
 }
 
 }  // namespace ember::metal

@@ -6,7 +6,7 @@
 #include "../kernels/random.h"
 #include "core/error.h"
 #include "core/random.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
@@ -46,7 +46,6 @@ void MetalDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t see
   p.key = splitmix64(seed);
   p.key2 = splitmix64(seed ^ 0x5851f42d4c957f2dULL);
   p.counter = counter;
-  p.n = dst.numel();
   split(a, &p.a_hi, &p.a_lo);
   if (dist == RandomDist::Normal) {
     split(b, &p.scale_hi, &p.scale_lo);
@@ -59,7 +58,7 @@ void MetalDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t see
   const std::string kernel =
       std::string(dist == RandomDist::Normal ? "random_normal_" : "random_uniform_") +
       dtype_suffix(dt);
-  dispatch_1d("random", kernel, {&as_metal(dst)}, p, p.n);
+  launch_elementwise(*this, "random", kernel, {&as_metal(dst)}, p, dst.numel());
 }
 
 }  // namespace ember::metal

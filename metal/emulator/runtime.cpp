@@ -198,6 +198,13 @@ class EmuCommandBuffer : public rt::CommandBuffer {
       throw RuntimeError(name + std::to_string(lanes) + " threads per threadgroup (1.." +
                          std::to_string(kMaxThreadsPerGroup) + ")");
     if (uint64_t(groups.x) * groups.y * groups.z == 0) return;
+    // thread_position_in_grid is 32 bits wide per dimension: a grid past it would wrap
+    const uint64_t grid_x = uint64_t(groups.x) * group_size.x;
+    if (grid_x >= (uint64_t(1) << 32) || uint64_t(groups.y) * group_size.y >= (uint64_t(1) << 32) ||
+        uint64_t(groups.z) * group_size.z >= (uint64_t(1) << 32))
+      throw RuntimeError(name +
+                         "a grid of 2^32 or more threads in one dimension (launch it in "
+                         "chunks)");
     Encoded e;
     e.kernel = &k;
     e.buffers = buffers;

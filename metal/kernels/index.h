@@ -12,7 +12,7 @@ struct IndexSelectKParams {
   int64_t dim_stride;              // src's stride in the selected dim
   int64_t inner;                   // elements of the output after the selected dim
   int64_t nsel;                    // number of ids
-  int64_t n;                       // output elements
+  int64_t start, count;            // the output elements of this launch
 };
 
 // gather: dst element i comes from strided_offset(src, i) + ids[strided_offset(ids, i)] *
@@ -21,5 +21,5 @@ struct GatherKParams {
   StridedLayout src;
   StridedLayout ids;
   int64_t dim_stride;
-  int64_t n;
+  int64_t start, count;  // the output elements of this launch
 };

@@ -7,8 +7,8 @@ template <typename T, typename I>
 kernel void index_select(device const T* src [[buffer(0)]], device const I* ids [[buffer(1)]],
                          device T* dst [[buffer(2)]], constant IndexSelectKParams& p [[buffer(3)]],
                          EMBER_THREAD_ARGS) {
-  const int64_t i = int64_t(gid.x);
-  if (i >= p.n) return;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
   const int64_t j = (i / p.inner) % p.nsel;
   const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
   dst[i] = src[strided_offset(p.src, i) + id * p.dim_stride];
@@ -18,8 +18,8 @@ template <typename T, typename I>
 kernel void index_gather(device const T* src [[buffer(0)]], device const I* ids [[buffer(1)]],
                          device T* dst [[buffer(2)]], constant GatherKParams& p [[buffer(3)]],
                          EMBER_THREAD_ARGS) {
-  const int64_t i = int64_t(gid.x);
-  if (i >= p.n) return;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
   const int64_t id = int64_t(ids[strided_offset(p.ids, i)]);
   dst[i] = src[strided_offset(p.src, i) + id * p.dim_stride];
 }

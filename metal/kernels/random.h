@@ -6,10 +6,10 @@
 #include "common.h"
 
 struct RandomKParams {
-  uint64_t key;      // splitmix64(seed): random_bits(seed, c) = splitmix64(key ^ c)
-  uint64_t key2;     // splitmix64(seed ^ 0x5851f42d4c957f2d): the normal's second draw
-  uint64_t counter;  // counter of element 0
-  int64_t n;
+  uint64_t key;          // splitmix64(seed): random_bits(seed, c) = splitmix64(key ^ c)
+  uint64_t key2;         // splitmix64(seed ^ 0x5851f42d4c957f2d): the normal's second draw
+  uint64_t counter;      // counter of element 0
+  int64_t start, count;  // the elements of this launch
   // value = a + scale * x (x: u in [0, 1) or z ~ N(0, 1)), with a and scale (uniform: a
   // and b - a; normal: mean and std) each a double split into two floats, hi + lo.
   float a_hi, a_lo;

@@ -84,8 +84,8 @@ template <typename T>
 kernel void random_uniform(device T* dst [[buffer(0)]], constant RandomKParams& p [[buffer(1)]],
                            EMBER_THREAD_ARGS) {
   using namespace ember_k;
-  const int64_t i = int64_t(gid.x);
-  if (i >= p.n) return;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
   const ulong bits = splitmix64(p.key ^ (p.counter + ulong(i)));
   // u on the dtype's grid, exact in float: (bits >> (64 - b)) * 2^-b
   const float u = float(bits >> (64 - p.bits)) / float(ulong(1) << p.bits);
@@ -99,8 +99,8 @@ template <typename T>
 kernel void random_normal(device T* dst [[buffer(0)]], constant RandomKParams& p [[buffer(1)]],
                           EMBER_THREAD_ARGS) {
   using namespace ember_k;
-  const int64_t i = int64_t(gid.x);
-  if (i >= p.n) return;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
   const ulong c = p.counter + ulong(i);
   const float z = normal_from_bits(splitmix64(p.key ^ c), splitmix64(p.key2 ^ c));
   dst[i] = Num<T>::store(affine_2f(p.a_hi, p.a_lo, p.scale_hi, p.scale_lo, z));

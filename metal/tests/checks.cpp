@@ -462,6 +462,10 @@ void check_command_buffer_errors(Gpu& gpu) {
   expect_throw("unknown function", "function emutest_nope not found in library emutest",
                [&] { gpu.library->pipeline("emutest_nope"); });
   expect_throw("unknown family", "nofamily", [&] { gpu.device->compile_library("nofamily", "x"); });
+  expect_throw("a grid of 2^32 threads", "2^32", [&] {
+    gpu.encode("emutest_copy_f32", {in.get(), out.get()}, params(64), {1u << 24, 1, 1},
+               {256, 1, 1});
+  });
   expect_throw("params size", "emutest_copy_f32", [&] {
     auto c = gpu.queue->command_buffer();
     const int wrong = 0;
