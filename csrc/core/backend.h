@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "dtype.h"
 #include "layout.h"
@@ -115,6 +116,10 @@ class BackendStorage {
   virtual const DevicePtr& device() const = 0;
   // Waits for pending work, then copies all elements to host memory.
   virtual void to_host(void* dst) const = 0;
+  // The elements in host memory, for backends whose storages live there (the DeviceKind's
+  // `host`); nullptr otherwise. Moves read and write it directly, without staging.
+  virtual void* host_memory() { return nullptr; }
+  virtual const void* host_memory() const { return nullptr; }
 
   virtual void fill(const Layout& dst_layout, double value) = 0;
   virtual void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
@@ -156,13 +161,35 @@ class BackendStorage {
   virtual void gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                       const Layout& ids_layout, BackendStorage& dst) const = 0;
   // Copies to another device of the same kind (e.g. CUDA to CUDA); nullptr when the
-  // backend cannot, so that Storage reports the move as not implemented.
+  // backend cannot (its DeviceKind says so), so that Storage reports the move as not
+  // implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
 };
 
-// How core finds a backend it does not know: each backend registers itself.
+// What core knows of a device kind, whether or not its backend is built into this ember:
+// each backend folder always compiles its description (kind.cpp), its factory only when
+// built, so that asking for a missing kind says how to get it.
+struct DeviceKind {
+  std::string name;   // "metal": the spec prefix, Device.metal(), ember.metal_is_available()
+  int rank = 0;       // place in listings and messages, the host first
+  bool host = false;  // the host itself: one device, storages in host memory (host_memory())
+  // How to get a build with this kind; follows "not built into this ember; ".
+  std::string install_hint;
+  std::string doc;  // Device.<name>()'s docstring
+  // Device.<name>(ordinal=0, <fresh_keyword>=<fresh_by_default>): whether a call makes a new
+  // instance (its own queue and id) or returns the ordinal's shared one. Without a keyword
+  // every call does what fresh_by_default says.
+  std::string fresh_keyword;
+  bool fresh_by_default = false;
+  // Whether two instances of this kind copy to each other on the device (copy_to_peer);
+  // if not, why: it ends "these are two <name> Device instances and ".
+  bool copies_between_instances = false;
+  std::string why_no_copy_between_instances;
+};
+
+// How core opens devices of a built backend: each backend registers itself.
 struct BackendFactory {
-  std::string kind;
+  std::string kind;  // the name of a registered DeviceKind
   // Devices present on this machine (0 when the OS has none).
   int64_t (*device_count)();
   // Why the backend cannot be used here, or "" when it can.
@@ -171,7 +198,10 @@ struct BackendFactory {
   DevicePtr (*open)(int64_t ordinal, bool new_instance);
 };
 
+bool register_kind(const DeviceKind& kind);
 bool register_backend(const BackendFactory& factory);
+std::vector<const DeviceKind*> device_kinds();                // every described kind, by rank
+const DeviceKind* find_kind(const std::string& name);         // nullptr: unknown
 const BackendFactory* find_backend(const std::string& kind);  // nullptr: not compiled in
 
 }  // namespace ember
