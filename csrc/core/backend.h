@@ -58,6 +58,21 @@ struct CreationSite {
   std::string str() const;  // "model.py:12 in load", or "" when unknown
 };
 
+// A point in one device's queue, recorded after some work: once it has completed, that
+// work (and all queued before it there) is done. A backend records one after the work that
+// writes a storage (BackendStorage::last_write) and after the last work that uses a
+// buffer it frees (stream-ordered frees).
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual bool completed() const = 0;  // never waits
+  // Blocks the host until completed; a failure of queued work surfaces as DeviceError.
+  virtual void wait() const = 0;
+};
+
+// nullptr stands for "nothing pending": work done when its call returned (the CPU).
+using EventPtr = std::shared_ptr<const Event>;
+
 class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
  public:
   BackendDevice();  // takes the next process-unique id
@@ -78,6 +93,10 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::string name() const = 0;      // the hardware's name
   virtual bool supports_dtype(DType) const { return true; }
   virtual void synchronize() = 0;
+  // Orders work queued on this device after the call behind `event`, recorded on another
+  // instance of the same kind, on the device and without a host wait (CUDA:
+  // cudaStreamWaitEvent). The default, for queues that cannot, waits on the host.
+  virtual void wait_on_device(const Event& event) { event.wait(); }
 
   virtual std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) = 0;
   virtual std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) = 0;
@@ -91,6 +110,8 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::map<std::string, std::string> info() const { return {}; }
   virtual void empty_cache() {}
   virtual std::map<std::string, int64_t> memory_stats() const { return {}; }
+  // The queue's counters, e.g. {"host_waits": 3}; {} for devices without a queue.
+  virtual std::map<std::string, int64_t> queue_stats() const { return {}; }
 
   // Per-device random stream: the seed and how many values were drawn so far.
   void manual_seed(uint64_t seed);
@@ -114,8 +135,12 @@ class BackendStorage {
   virtual DType dtype() const = 0;
   virtual int64_t numel() const = 0;
   virtual const DevicePtr& device() const = 0;
-  // Waits for pending work, then copies all elements to host memory.
+  // Waits for the last write of this storage only (not the whole device), then copies
+  // all elements to host memory.
   virtual void to_host(void* dst) const = 0;
+  // The event after the last queued work that writes this storage; nullptr when none is
+  // pending. copy_to_peer makes the destination queue wait on it.
+  virtual EventPtr last_write() const { return nullptr; }
   // The elements in host memory, for backends whose storages live there (the DeviceKind's
   // `host`); nullptr otherwise. Moves read and write it directly, without staging.
   virtual void* host_memory() { return nullptr; }
@@ -160,9 +185,10 @@ class BackendStorage {
   // with ids' shape.
   virtual void gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                       const Layout& ids_layout, BackendStorage& dst) const = 0;
-  // Copies to another device of the same kind (e.g. CUDA to CUDA); nullptr when the
-  // backend cannot (its DeviceKind says so), so that Storage reports the move as not
-  // implemented.
+  // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
+  // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
+  // queue and the result's last_write() is recorded there. nullptr when the backend
+  // cannot (its DeviceKind says so), so that Storage reports the move as not implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
 };
 

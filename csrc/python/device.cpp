@@ -155,6 +155,7 @@ void bind_device_class(py::module_& m) {
           py::arg("seed"))
       .def("empty_cache", &BackendDevice::empty_cache, py::call_guard<py::gil_scoped_release>())
       .def("memory_stats", &BackendDevice::memory_stats)
+      .def("queue_stats", &BackendDevice::queue_stats)
       .def("info", &BackendDevice::info);
 }
 
