@@ -2,6 +2,8 @@
 # CMakeLists.txt). On macOS the runtime is Apple's Metal (metal/apple.cmake); elsewhere
 # the emulator runs the same kernels compiled as C++ (see metal/emulator/README.md).
 option(EMBER_METAL "Build the Metal backend (emulated on Linux)" ON)
+# The kind's description, built or not: asking for Metal then says how to get it.
+target_sources(_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/kind.cpp)
 if(NOT EMBER_METAL)
   return()
 endif()

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "dtype.h"
 #include "layout.h"
@@ -33,6 +34,21 @@ struct CreationSite {
   std::string str() const;  // "model.py:12 in load", or "" when unknown
 };
 
+// A point in one device's queue, recorded after some work: once it has completed, that
+// work (and all queued before it there) is done. A backend records one after the work that
+// writes a storage (BackendStorage::last_write) and after the last work that uses a
+// buffer it frees (stream-ordered frees).
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual bool completed() const = 0;  // never waits
+  // Blocks the host until completed; a failure of queued work surfaces as DeviceError.
+  virtual void wait() const = 0;
+};
+
+// nullptr stands for "nothing pending": work done when its call returned (the CPU).
+using EventPtr = std::shared_ptr<const Event>;
+
 class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
  public:
   BackendDevice();  // takes the next process-unique id
@@ -53,6 +69,10 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::string name() const = 0;      // the hardware's name
   virtual bool supports_dtype(DType) const { return true; }
   virtual void synchronize() = 0;
+  // Orders work queued on this device after the call behind `event`, recorded on another
+  // instance of the same kind, on the device and without a host wait (CUDA:
+  // cudaStreamWaitEvent). The default, for queues that cannot, waits on the host.
+  virtual void wait_on_device(const Event& event) { event.wait(); }
 
   virtual std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) = 0;
   virtual std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) = 0;
@@ -66,6 +86,8 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::map<std::string, std::string> info() const { return {}; }
   virtual void empty_cache() {}
   virtual std::map<std::string, int64_t> memory_stats() const { return {}; }
+  // The queue's counters, e.g. {"host_waits": 3}; {} for devices without a queue.
+  virtual std::map<std::string, int64_t> queue_stats() const { return {}; }
 
   // Per-device random stream: the seed and how many values were drawn so far.
   void manual_seed(uint64_t seed);
@@ -89,8 +111,16 @@ class BackendStorage {
   virtual DType dtype() const = 0;
   virtual int64_t numel() const = 0;
   virtual const DevicePtr& device() const = 0;
-  // Waits for pending work, then copies all elements to host memory.
+  // Waits for the last write of this storage only (not the whole device), then copies
+  // all elements to host memory.
   virtual void to_host(void* dst) const = 0;
+  // The event after the last queued work that writes this storage; nullptr when none is
+  // pending. copy_to_peer makes the destination queue wait on it.
+  virtual EventPtr last_write() const { return nullptr; }
+  // The elements in host memory, for backends whose storages live there (the DeviceKind's
+  // `host`); nullptr otherwise. Moves read and write it directly, without staging.
+  virtual void* host_memory() { return nullptr; }
+  virtual const void* host_memory() const { return nullptr; }
 
   virtual void fill(const Layout& dst_layout, double value) = 0;
   // dst has the op's result dtype (op_result_dtype: uint8 for predicates).
@@ -132,14 +162,37 @@ class BackendStorage {
   // with ids' shape.
   virtual void gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                       const Layout& ids_layout, BackendStorage& dst) const = 0;
-  // Copies to another device of the same kind (e.g. CUDA to CUDA); nullptr when the
-  // backend cannot, so that Storage reports the move as not implemented.
+  // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
+  // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
+  // queue and the result's last_write() is recorded there. nullptr when the backend
+  // cannot (its DeviceKind says so), so that Storage reports the move as not implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
 };
 
-// How core finds a backend it does not know: each backend registers itself.
+// What core knows of a device kind, whether or not its backend is built into this ember:
+// each backend folder always compiles its description (kind.cpp), its factory only when
+// built, so that asking for a missing kind says how to get it.
+struct DeviceKind {
+  std::string name;   // "metal": the spec prefix, Device.metal(), ember.metal_is_available()
+  int rank = 0;       // place in listings and messages, the host first
+  bool host = false;  // the host itself: one device, storages in host memory (host_memory())
+  // How to get a build with this kind; follows "not built into this ember; ".
+  std::string install_hint;
+  std::string doc;  // Device.<name>()'s docstring
+  // Device.<name>(ordinal=0, <fresh_keyword>=<fresh_by_default>): whether a call makes a new
+  // instance (its own queue and id) or returns the ordinal's shared one. Without a keyword
+  // every call does what fresh_by_default says.
+  std::string fresh_keyword;
+  bool fresh_by_default = false;
+  // Whether two instances of this kind copy to each other on the device (copy_to_peer);
+  // if not, why: it ends "these are two <name> Device instances and ".
+  bool copies_between_instances = false;
+  std::string why_no_copy_between_instances;
+};
+
+// How core opens devices of a built backend: each backend registers itself.
 struct BackendFactory {
-  std::string kind;
+  std::string kind;  // the name of a registered DeviceKind
   // Devices present on this machine (0 when the OS has none).
   int64_t (*device_count)();
   // Why the backend cannot be used here, or "" when it can.
@@ -148,7 +201,10 @@ struct BackendFactory {
   DevicePtr (*open)(int64_t ordinal, bool new_instance);
 };
 
+bool register_kind(const DeviceKind& kind);
 bool register_backend(const BackendFactory& factory);
+std::vector<const DeviceKind*> device_kinds();                // every described kind, by rank
+const DeviceKind* find_kind(const std::string& name);         // nullptr: unknown
 const BackendFactory* find_backend(const std::string& kind);  // nullptr: not compiled in
 
 }  // namespace ember

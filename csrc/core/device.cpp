@@ -1,5 +1,6 @@
 #include "device.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -8,34 +9,56 @@ namespace ember {
 
 namespace {
 
-std::vector<BackendFactory>& factories() {
-  static std::vector<BackendFactory> all;
+// Filled during static initialisation (every registration), read-only afterwards.
+std::map<std::string, DeviceKind>& kinds() {
+  static std::map<std::string, DeviceKind> all;
   return all;
 }
 
-const char* kKnownKinds[] = {"cpu", "metal", "cuda"};
+std::map<std::string, BackendFactory>& factories() {
+  static std::map<std::string, BackendFactory> all;
+  return all;
+}
 
-bool known_kind(const std::string& kind) {
-  for (const char* k : kKnownKinds)
-    if (kind == k) return true;
-  return false;
+std::string kind_names() {  // "cpu, metal, cuda"
+  std::string out;
+  for (const DeviceKind* k : device_kinds()) out += (out.empty() ? "" : ", ") + k->name;
+  return out;
+}
+
+const DeviceKind& known_kind(const std::string& name) {
+  const DeviceKind* k = find_kind(name);
+  if (!k)
+    throw Error(ErrorKind::InvalidArgument,
+                "unknown device kind '" + name + "': expected one of " + kind_names())
+        .with("kind", name);
+  return *k;
+}
+
+[[noreturn]] void throw_not_built(const DeviceKind& k) {
+  throw Error(ErrorKind::BackendUnavailable,
+              "the " + k.name + " backend is not built into this ember; " + k.install_hint +
+                  ", or use ember.device(\"" + host_kind().name + "\")")
+      .with("kind", k.name)
+      .with("reason", std::string("not built in"));
+}
+
+[[noreturn]] void throw_not_found(const std::string& kind, int64_t ordinal, int64_t count) {
+  std::string msg = "no " + kind + " device with ordinal " + std::to_string(ordinal) +
+                    ": this machine has " + std::to_string(count) + " " + kind + " device" +
+                    (count == 1 ? "" : "s");
+  if (count > 0) msg += ", valid ordinals are 0.." + std::to_string(count - 1);
+  throw Error(ErrorKind::DeviceNotFound, msg)
+      .with("kind", kind)
+      .with("ordinal", ordinal)
+      .with("count", count);
 }
 
 // Checks kind and ordinal, returns the factory. Every failure is a typed error.
 const BackendFactory& checked_factory(const std::string& kind, int64_t ordinal) {
-  if (!known_kind(kind))
-    throw Error(ErrorKind::InvalidArgument,
-                "unknown device kind '" + kind + "': expected one of cpu, metal, cuda")
-        .with("kind", kind);
+  const DeviceKind& k = known_kind(kind);
   const BackendFactory* f = find_backend(kind);
-  if (!f)
-    throw Error(ErrorKind::BackendUnavailable,
-                "the " + kind + " backend is not built into this ember; reinstall ember on a " +
-                    (kind == "metal" ? std::string("Mac (pip install ember builds Metal there)")
-                                     : std::string("machine with the CUDA toolkit and cuBLAS")) +
-                    ", or use ember.device(\"cpu\")")
-        .with("kind", kind)
-        .with("reason", std::string("not built in"));
+  if (!f) throw_not_built(k);
   std::string reason = f->unavailable_reason();
   if (!reason.empty())
     throw Error(ErrorKind::BackendUnavailable,
@@ -43,16 +66,7 @@ const BackendFactory& checked_factory(const std::string& kind, int64_t ordinal) 
         .with("kind", kind)
         .with("reason", reason);
   int64_t count = f->device_count();
-  if (ordinal < 0 || ordinal >= count) {
-    std::string msg = "no " + kind + " device with ordinal " + std::to_string(ordinal) +
-                      ": this machine has " + std::to_string(count) + " " + kind + " device" +
-                      (count == 1 ? "" : "s");
-    if (count > 0) msg += ", valid ordinals are 0.." + std::to_string(count - 1);
-    throw Error(ErrorKind::DeviceNotFound, msg)
-        .with("kind", kind)
-        .with("ordinal", ordinal)
-        .with("count", count);
-  }
+  if (ordinal < 0 || ordinal >= count) throw_not_found(kind, ordinal, count);
   return *f;
 }
 
@@ -64,15 +78,42 @@ std::map<std::pair<std::string, int64_t>, DevicePtr>& cache() {
 
 }  // namespace
 
+bool register_kind(const DeviceKind& kind) {
+  return kinds().emplace(kind.name, kind).second;
+}
+
 bool register_backend(const BackendFactory& factory) {
-  factories().push_back(factory);
-  return true;
+  return factories().emplace(factory.kind, factory).second;
+}
+
+std::vector<const DeviceKind*> device_kinds() {
+  std::vector<const DeviceKind*> out;
+  for (const auto& [name, k] : kinds()) out.push_back(&k);
+  std::sort(out.begin(), out.end(), [](const DeviceKind* a, const DeviceKind* b) {
+    return std::make_pair(a->rank, a->name) < std::make_pair(b->rank, b->name);
+  });
+  return out;
+}
+
+const DeviceKind* find_kind(const std::string& name) {
+  auto it = kinds().find(name);
+  return it == kinds().end() ? nullptr : &it->second;
 }
 
 const BackendFactory* find_backend(const std::string& kind) {
-  for (const auto& f : factories())
-    if (f.kind == kind) return &f;
-  return nullptr;
+  auto it = factories().find(kind);
+  return it == factories().end() ? nullptr : &it->second;
+}
+
+const DeviceKind& host_kind() {
+  for (const auto& [name, k] : kinds())
+    if (k.host) return k;
+  throw Error(ErrorKind::BackendUnavailable, "no host device kind is built into this ember")
+      .with("reason", std::string("not built in"));
+}
+
+const DeviceKind& kind_of(const BackendDevice& device) {
+  return known_kind(device.kind());
 }
 
 DevicePtr shared_device(const std::string& kind, int64_t ordinal) {
@@ -84,27 +125,26 @@ DevicePtr shared_device(const std::string& kind, int64_t ordinal) {
 }
 
 DevicePtr new_device(const std::string& kind, int64_t ordinal) {
-  if (kind == "cpu") return shared_device(kind, ordinal);
+  if (known_kind(kind).host) return shared_device(kind, ordinal);  // the host is one device
   return checked_factory(kind, ordinal).open(ordinal, true);
 }
 
 DevicePtr cpu_device() {
-  static DevicePtr cpu = shared_device("cpu", 0);
+  static DevicePtr cpu = shared_device(host_kind().name, 0);
   return cpu;
 }
 
 std::pair<std::string, int64_t> parse_device_spec(const std::string& spec) {
   auto bad = [&](const std::string& why) {
     return Error(ErrorKind::InvalidArgument,
-                 "bad device spec '" + spec + "': " + why +
-                     "; expected 'cpu', 'metal', 'metal:N', 'cuda' or 'cuda:N'")
+                 "bad device spec '" + spec + "': " + why + "; expected " + spec_examples())
         .with("op", std::string("device"))
         .with("spec", spec);
   };
   size_t colon = spec.find(':');
   std::string kind = spec.substr(0, colon);
   for (char& c : kind) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (!known_kind(kind)) throw bad("unknown kind '" + kind + "'");
+  if (!find_kind(kind)) throw bad("unknown kind '" + kind + "'");
   if (colon == std::string::npos) return {kind, 0};
   std::string num = spec.substr(colon + 1);
   bool negative = !num.empty() && num[0] == '-';
@@ -114,6 +154,18 @@ std::pair<std::string, int64_t> parse_device_spec(const std::string& spec) {
     if (!std::isdigit(static_cast<unsigned char>(c))) throw bad("the ordinal must be an integer");
   int64_t ordinal = std::stoll(digits);
   return {kind, negative ? -ordinal : ordinal};
+}
+
+std::string spec_examples() {
+  std::vector<std::string> specs;
+  for (const DeviceKind* k : device_kinds()) {
+    specs.push_back("'" + k->name + "'");
+    if (!k->host) specs.push_back("'" + k->name + ":N'");
+  }
+  std::string out;
+  for (size_t i = 0; i < specs.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == specs.size() ? " or " : ", ") + specs[i];
+  return out;
 }
 
 int64_t device_count(const std::string& kind) {
@@ -132,8 +184,8 @@ bool is_available(const std::string& kind) {
 
 std::vector<std::string> compiled_backends() {
   std::vector<std::string> out;
-  for (const char* k : kKnownKinds)
-    if (find_backend(k)) out.emplace_back(k);
+  for (const DeviceKind* k : device_kinds())
+    if (find_backend(k->name)) out.push_back(k->name);
   return out;
 }
 

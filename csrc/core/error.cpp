@@ -1,6 +1,7 @@
 #include "error.h"
 
 #include "backend.h"
+#include "device.h"
 
 namespace ember {
 
@@ -65,7 +66,7 @@ void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const De
                     rhs->describe() + ". ";
   if (lhs->kind() == rhs->kind() && lhs->ordinal() == rhs->ordinal()) {
     msg += "These are two Device instances of the same " +
-           std::string(lhs->kind() == "cpu" ? "CPU" : "GPU") +
+           std::string(kind_of(*lhs).host ? "host" : "GPU") +
            ", each with its own command queue, and work on one is not ordered with work on "
            "the other. Create the device once and pass it along (or use ember.device(\"" +
            lhs->spec() + "\")).";

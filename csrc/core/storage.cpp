@@ -1,7 +1,6 @@
 #include "storage.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "device.h"
 
@@ -18,31 +17,32 @@ namespace {
   std::string msg =
       "to_device from " + src->describe() + " to " + dst->describe() + " is not implemented: ";
   if (src->kind() == dst->kind())
-    msg += "these are two " + src->kind() +
-           " Device instances and their queues are not ordered with each other. ";
+    msg += "these are two " + src->kind() + " Device instances and " +
+           kind_of(*src).why_no_copy_between_instances + ". ";
   else
     msg += "there is no direct copy between " + src->kind() + " and " + dst->kind() + ". ";
-  msg +=
-      "Go through the CPU: t.to_device(ember.device(\"cpu\")).to_device(dst) "
-      "(one read-back, one upload), or create the device once and pass it along.";
+  const std::string host = host_kind().name;
+  msg += "Go through the host: t.to_device(ember.device(\"" + host +
+         "\")).to_device(dst) (one read-back, one upload), or create the device once and pass "
+         "it along.";
   throw Error(ErrorKind::MoveNotImplemented, msg).with("src", src).with("dst", dst);
 }
 
 }  // namespace
 
 std::shared_ptr<Storage> Storage::copy_to(const DevicePtr& dst) const {
-  DevicePtr src = device();
-  if (src->kind() == "cpu" || dst->kind() == "cpu") {
-    // Through host memory: one side is the host already.
-    std::vector<unsigned char> host(size_t(numel()) * dtype_size(dtype()));
-    impl_->to_host(host.data());
-    return std::make_shared<Storage>(dst->from_host(host.data(), numel(), dtype()));
+  // Host memory on one side: the other backend reads it, or writes it, directly.
+  if (const void* host = impl_->host_memory())
+    return std::make_shared<Storage>(dst->from_host(host, numel(), dtype()));
+  if (kind_of(*dst).host) {
+    std::unique_ptr<BackendStorage> out = dst->alloc_uninit(numel(), dtype());
+    impl_->to_host(out->host_memory());
+    return std::make_shared<Storage>(std::move(out));
   }
-  if (src->kind() == "cuda" && dst->kind() == "cuda") {
-    auto peer = impl_->copy_to_peer(dst);
-    if (peer) return std::make_shared<Storage>(std::move(peer));
-  }
-  throw_move(src, dst);  // Metal -> Metal instance, Metal <-> CUDA
+  const DevicePtr& src = device();
+  if (src->kind() == dst->kind() && kind_of(*src).copies_between_instances)
+    if (auto peer = impl_->copy_to_peer(dst)) return std::make_shared<Storage>(std::move(peer));
+  throw_move(src, dst);
 }
 
 StorageLocks::StorageLocks(std::initializer_list<const Storage*> reads,

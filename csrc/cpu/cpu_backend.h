@@ -45,6 +45,9 @@ class CpuStorage : public BackendStorage {
   }
 
   void to_host(void* dst) const override;
+  // Host memory: other backends copy straight from and into it.
+  void* host_memory() override { return data_; }
+  const void* host_memory() const override { return data_; }
   void fill(const Layout& dst_layout, double value) override;
   void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
              const Layout& dst_layout) const override;

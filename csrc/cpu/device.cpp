@@ -102,7 +102,17 @@ std::map<std::string, int64_t> CpuDevice::memory_stats() const {
 
 namespace {
 
-// The CPU is always present: one device, ordinal 0.
+// The CPU is the host: always built and present, one device, ordinal 0.
+DeviceKind cpu_kind() {
+  DeviceKind k;
+  k.name = "cpu";
+  k.rank = 0;
+  k.host = true;
+  k.doc = "The one CPU device.";
+  return k;
+}
+
+const bool described = register_kind(cpu_kind());
 const bool registered = register_backend(
     BackendFactory{"cpu", [] { return int64_t(1); }, [] { return std::string(); },
                    [](int64_t, bool) -> DevicePtr { return std::make_shared<CpuDevice>(); }});

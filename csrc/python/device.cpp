@@ -80,10 +80,9 @@ DevicePtr open_device(const std::string& kind, int64_t ordinal, bool fresh) {
 DevicePtr device_from_spec(py::handle spec) {
   if (py::isinstance<BackendDevice>(spec)) return spec.cast<DevicePtr>();
   if (!PyUnicode_Check(spec.ptr()))
-    throw Error(ErrorKind::InvalidArgument,
-                std::string("device: expected a Device or a spec such as \"cpu\", \"metal:0\" or "
-                            "\"cuda:1\", got an object of type ") +
-                    Py_TYPE(spec.ptr())->tp_name)
+    throw Error(ErrorKind::InvalidArgument, "device: expected a Device or a spec such as " +
+                                                spec_examples() + ", got an object of type " +
+                                                Py_TYPE(spec.ptr())->tp_name)
         .with("op", std::string("device"));
   auto [kind, ordinal] = parse_device_spec(spec.cast<std::string>());
   return stamped(open_device(kind, ordinal, false));
@@ -105,22 +104,32 @@ void seed_all(py::handle seed) {
   for (const DevicePtr& d : shared_devices()) d->manual_seed(s);
 }
 
+// Device.<kind>(...) for one kind, with the signature and docstring its description gives.
+void bind_constructor(py::class_<BackendDevice, DevicePtr>& cls, const DeviceKind& k) {
+  const std::string kind = k.name;
+  if (k.host) {
+    cls.def_static(
+        kind.c_str(), [kind] { return stamped(shared_device(kind, 0)); }, k.doc.c_str());
+  } else if (k.fresh_keyword.empty()) {
+    const bool fresh = k.fresh_by_default;
+    cls.def_static(
+        kind.c_str(),
+        [kind, fresh](int64_t ordinal) { return stamped(open_device(kind, ordinal, fresh)); },
+        py::arg("ordinal") = 0, k.doc.c_str());
+  } else {
+    cls.def_static(
+        kind.c_str(),
+        [kind](int64_t ordinal, bool fresh) { return stamped(open_device(kind, ordinal, fresh)); },
+        py::arg("ordinal") = 0, py::arg(k.fresh_keyword.c_str()) = k.fresh_by_default,
+        k.doc.c_str());
+  }
+}
+
 void bind_device_class(py::module_& m) {
-  py::class_<BackendDevice, DevicePtr>(m, "Device",
-                                       "An ordered queue of work on one physical device.")
-      .def_static(
-          "cpu", [] { return stamped(cpu_device()); }, "The one CPU device.")
-      .def_static(
-          "metal", [](int64_t ordinal) { return stamped(open_device("metal", ordinal, true)); },
-          py::arg("ordinal") = 0, "A new Metal instance: its own queue, buffer pool and id.")
-      .def_static(
-          "cuda",
-          [](int64_t ordinal, bool new_stream) {
-            return stamped(open_device("cuda", ordinal, new_stream));
-          },
-          py::arg("ordinal") = 0, py::arg("new_stream") = false,
-          "The shared CUDA device of `ordinal`; with new_stream=True a new instance.")
-      .def_property_readonly("id", &BackendDevice::id)
+  py::class_<BackendDevice, DevicePtr> cls(m, "Device",
+                                           "An ordered queue of work on one physical device.");
+  for (const DeviceKind* k : device_kinds()) bind_constructor(cls, *k);
+  cls.def_property_readonly("id", &BackendDevice::id)
       .def_property_readonly("kind", &BackendDevice::kind)
       .def_property_readonly("ordinal", &BackendDevice::ordinal)
       .def_property_readonly("location", &BackendDevice::location)
@@ -146,6 +155,7 @@ void bind_device_class(py::module_& m) {
           py::arg("seed"))
       .def("empty_cache", &BackendDevice::empty_cache, py::call_guard<py::gil_scoped_release>())
       .def("memory_stats", &BackendDevice::memory_stats)
+      .def("queue_stats", &BackendDevice::queue_stats)
       .def("info", &BackendDevice::info);
 }
 
@@ -166,13 +176,15 @@ DevicePtr device_arg(py::handle obj) {
 
 void bind_device(py::module_& m) {
   bind_device_class(m);
-  m.def("device", &device_from_spec, py::arg("spec") = "cpu",
-        "The process-wide cached device of a spec (\"cpu\", \"metal:1\", \"cuda:0\"); a "
-        "Device is returned as is.");
-  m.def("metal_is_available", [] { return is_available("metal"); });
-  m.def("cuda_is_available", [] { return is_available("cuda"); });
-  m.def("metal_device_count", [] { return device_count("metal"); });
-  m.def("cuda_device_count", [] { return device_count("cuda"); });
+  const std::string device_doc = "The process-wide cached device of a spec (" + spec_examples() +
+                                 "); a Device is returned as is.";
+  m.def("device", &device_from_spec, py::arg("spec") = host_kind().name, device_doc.c_str());
+  for (const DeviceKind* k : device_kinds()) {
+    if (k->host) continue;  // always there: no availability question
+    const std::string kind = k->name;
+    m.def((kind + "_is_available").c_str(), [kind] { return is_available(kind); });
+    m.def((kind + "_device_count").c_str(), [kind] { return device_count(kind); });
+  }
   m.def("compiled_backends", &compiled_backends);
   m.def("manual_seed", &seed_all, py::arg("seed"),
         "Seeds the CPU device and every cached device (ember.device(...)).");

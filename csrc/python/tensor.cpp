@@ -37,8 +37,8 @@ bool looks_like_device(py::handle obj) {
   if (!PyUnicode_Check(obj.ptr())) return false;
   std::string s = obj.cast<std::string>();
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* kind : {"cpu", "metal", "cuda"})
-    if (s.rfind(kind, 0) == 0) return true;
+  for (const DeviceKind* kind : device_kinds())
+    if (s.rfind(kind->name, 0) == 0) return true;
   return false;
 }
 

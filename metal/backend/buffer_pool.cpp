@@ -12,12 +12,13 @@ size_t BufferPool::size_class(size_t bytes) {
   return c;
 }
 
-std::shared_ptr<rt::Buffer> BufferPool::take(size_t bytes, uint64_t completed_seq) {
+std::shared_ptr<rt::Buffer> BufferPool::take(size_t bytes) {
   const size_t cls = size_class(bytes);
   std::lock_guard<std::mutex> lock(mu_);
   auto [lo, hi] = free_.equal_range(cls);
   for (auto it = lo; it != hi; ++it) {
-    if (it->second.last_use_seq > completed_seq) continue;  // the GPU may still use it
+    const EventPtr& last_use = it->second.last_use;
+    if (last_use && !last_use->completed()) continue;  // queued work still uses it
     auto buffer = std::move(it->second.buffer);
     free_.erase(it);
     pooled_bytes_ -= int64_t(cls);
@@ -29,10 +30,10 @@ std::shared_ptr<rt::Buffer> BufferPool::take(size_t bytes, uint64_t completed_se
   return nullptr;
 }
 
-void BufferPool::give(std::shared_ptr<rt::Buffer> buffer, uint64_t last_use_seq) {
+void BufferPool::give(std::shared_ptr<rt::Buffer> buffer, EventPtr last_use) {
   const size_t cls = buffer->length();
   std::lock_guard<std::mutex> lock(mu_);
-  free_.emplace(cls, Entry{std::move(buffer), last_use_seq});
+  free_.emplace(cls, Entry{std::move(buffer), std::move(last_use)});
   pooled_bytes_ += int64_t(cls);
 }
 

@@ -1,5 +1,6 @@
 // Buffers of one Metal Device instance, kept after their storage died and handed out
-// again only once the last command buffer that could use them has completed.
+// again only once the event of the last work that used them has completed
+// (stream-ordered frees).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "../runtime/runtime.h"
+#include "core/backend.h"
 
 namespace ember::metal {
 
@@ -18,9 +20,9 @@ class BufferPool {
   static size_t size_class(size_t bytes);
 
   // A pooled buffer of size_class(bytes) whose last use has completed, or nullptr.
-  std::shared_ptr<rt::Buffer> take(size_t bytes, uint64_t completed_seq);
-  // Keeps `buffer` until command buffer `last_use_seq` (and all before it) completed.
-  void give(std::shared_ptr<rt::Buffer> buffer, uint64_t last_use_seq);
+  std::shared_ptr<rt::Buffer> take(size_t bytes);
+  // Keeps `buffer` until `last_use` (nullptr: nothing pending) has completed.
+  void give(std::shared_ptr<rt::Buffer> buffer, EventPtr last_use);
   // Counts a buffer the device allocated fresh (for the statistics).
   void note_allocated(size_t bytes);
   // Drops every pooled buffer; the caller waited for the queue first.
@@ -30,7 +32,7 @@ class BufferPool {
  private:
   struct Entry {
     std::shared_ptr<rt::Buffer> buffer;
-    uint64_t last_use_seq;
+    EventPtr last_use;
   };
   void note_peak_locked();
 

@@ -84,6 +84,8 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
                 describe() + ": cannot encode kernel " + kernel + ": " + e.what())
         .with("device", shared_from_this());
   }
+  for (size_t i = 0; i < buffers.size(); ++i)
+    buffers[i]->note_use(open_seq_, /*write=*/i + 1 == buffers.size());
   if (++open_dispatches_ >= kDispatchesPerCommandBuffer) commit_locked();
 }
 
@@ -94,15 +96,15 @@ void MetalDevice::commit_locked() {
   // One queue runs its buffers in order, so completions arrive in sequence order.
   open_->on_completed([done, seq] { done->store(seq, std::memory_order_release); });
   open_->commit();
-  in_flight_.push_back(std::move(open_));
+  in_flight_.push_back(InFlight{seq, std::move(open_)});
   open_dispatches_ = 0;
   drop_finished_locked();
 }
 
 void MetalDevice::drop_finished_locked() {
   auto it = in_flight_.begin();
-  for (; it != in_flight_.end() && (*it)->completed(); ++it) {
-    std::string err = (*it)->error();
+  for (; it != in_flight_.end() && it->cb->completed(); ++it) {
+    std::string err = it->cb->error();
     if (!err.empty() && pending_error_.empty()) pending_error_ = err;
   }
   in_flight_.erase(in_flight_.begin(), it);
@@ -113,9 +115,15 @@ void MetalDevice::synchronize() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     commit_locked();
-    waiting = in_flight_;  // a copy: another thread may be waiting for the same buffers
+    ++host_waits_;
+    // a copy: another thread may be waiting for the same buffers
+    for (const InFlight& f : in_flight_) waiting.push_back(f.cb);
   }
   for (auto& cb : waiting) cb->wait();  // in commit order: the last one completes last
+  raise_pending_error();
+}
+
+void MetalDevice::raise_pending_error() {
   std::string err;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,7 +138,7 @@ void MetalDevice::synchronize() {
 
 std::shared_ptr<rt::Buffer> MetalDevice::acquire(size_t bytes) {
   const size_t cls = BufferPool::size_class(bytes);
-  if (auto b = pool_.take(cls, completed_seq_->load(std::memory_order_acquire))) return b;
+  if (auto b = pool_.take(cls)) return b;
   std::shared_ptr<rt::Buffer> b = gpu_->new_buffer(cls);
   if (!b) {  // give the pool's buffers back and try once more
     synchronize();
@@ -142,14 +150,8 @@ std::shared_ptr<rt::Buffer> MetalDevice::acquire(size_t bytes) {
   return b;
 }
 
-void MetalDevice::release(std::shared_ptr<rt::Buffer> buffer) {
-  uint64_t last_use;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // The open buffer may use it; with none open, the last committed one may.
-    last_use = open_ ? open_seq_ : open_seq_ - 1;
-  }
-  pool_.give(std::move(buffer), last_use);
+void MetalDevice::release(std::shared_ptr<rt::Buffer> buffer, uint64_t last_use_seq) {
+  pool_.give(std::move(buffer), passed(last_use_seq) ? nullptr : event_at(last_use_seq));
 }
 
 std::unique_ptr<BackendStorage> MetalDevice::alloc_uninit(int64_t numel, DType dtype) {
@@ -187,6 +189,14 @@ void MetalDevice::empty_cache() {
 
 std::map<std::string, int64_t> MetalDevice::memory_stats() const {
   return pool_.stats();
+}
+
+std::map<std::string, int64_t> MetalDevice::queue_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {{"command_buffers_committed", int64_t(open_seq_ - 1)},
+          {"command_buffers_completed", int64_t(completed_seq_->load(std::memory_order_acquire))},
+          {"dispatches_open", open_dispatches_},
+          {"host_waits", host_waits_}};
 }
 
 namespace {

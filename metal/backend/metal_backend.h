@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,9 @@ namespace ember::metal {
 
 class MetalStorage;
 
-// What a kernel launch binds: buffers of storages, in kernel argument order.
+// What a kernel launch binds: buffers of storages, in kernel argument order. Every
+// kernel writes its last buffer (dst comes last) and only reads the others: dispatch
+// records uses and writes from that, for events and stream-ordered frees.
 using KernelBuffers = std::vector<const MetalStorage*>;
 
 class MetalDevice : public BackendDevice {
@@ -45,6 +48,16 @@ class MetalDevice : public BackendDevice {
   std::map<std::string, std::string> info() const override;
   void empty_cache() override;
   std::map<std::string, int64_t> memory_stats() const override;
+  // command_buffers_committed / _completed, dispatches_open (encoded, not yet committed),
+  // host_waits (synchronize() and waits for one storage).
+  std::map<std::string, int64_t> queue_stats() const override;
+
+  // The event of command buffer `seq` of this queue (its sequence number; 0: no work).
+  EventPtr event_at(uint64_t seq);
+  bool passed(uint64_t seq) const { return completed_seq_->load(std::memory_order_acquire) >= seq; }
+  // Waits for command buffer `seq` only, committing it first when it is still open; a
+  // failed command buffer (this one or an earlier) surfaces here as DeviceError.
+  void wait_for(uint64_t seq);
 
   // Encodes `kernel` (a host name in kernels/<family>.metal) into the open command
   // buffer: `groups` threadgroups of `group_size` lanes, buffers then `params`.
@@ -68,24 +81,30 @@ class MetalDevice : public BackendDevice {
 
   // The pool's buffer for `bytes`, reusable only once its last command buffer completed.
   std::shared_ptr<rt::Buffer> acquire(size_t bytes);
-  void release(std::shared_ptr<rt::Buffer> buffer);
+  // Back to the pool, reused once command buffer `last_use_seq` (the last to use it) completed.
+  void release(std::shared_ptr<rt::Buffer> buffer, uint64_t last_use_seq);
 
   static constexpr uint32_t kElementwiseGroup = 256;
   static constexpr int kDispatchesPerCommandBuffer = 32;
 
  private:
+  struct InFlight {
+    uint64_t seq;
+    std::shared_ptr<rt::CommandBuffer> cb;  // shared: every waiting thread can wait on it
+  };
   void commit_locked();         // mu_ held
   void drop_finished_locked();  // mu_ held: forgets completed buffers, keeps their errors
+  void raise_pending_error();   // DeviceError for a failed command buffer nobody saw yet
 
   int64_t ordinal_;
   std::shared_ptr<rt::Device> gpu_;
   std::unique_ptr<rt::Queue> queue_;
-  std::mutex mu_;  // guards the open command buffer, the libraries and the pipelines
+  mutable std::mutex mu_;  // guards the open command buffer, counters, libraries, pipelines
   std::unique_ptr<rt::CommandBuffer> open_;
   int open_dispatches_ = 0;
-  // Committed, not yet known complete; shared so that every waiting thread can wait.
-  std::vector<std::shared_ptr<rt::CommandBuffer>> in_flight_;
-  uint64_t open_seq_ = 1;  // sequence number of the open (not yet committed) buffer
+  std::deque<InFlight> in_flight_;  // committed, not yet known complete, in order
+  uint64_t open_seq_ = 1;           // sequence number of the open (not yet committed) buffer
+  int64_t host_waits_ = 0;
   std::shared_ptr<std::atomic<uint64_t>> completed_seq_;
   std::string pending_error_;  // from a finished command buffer, raised at the next wait
   std::map<std::string, std::shared_ptr<rt::Library>> libraries_;
@@ -106,7 +125,11 @@ class MetalStorage : public BackendStorage {
   // Host view of the shared buffer: only for fresh buffers or after synchronize().
   void* host_data() const { return buffer_->contents(); }
 
+  // Waits for the command buffer that last wrote this storage, not for the whole queue.
   void to_host(void* dst) const override;
+  EventPtr last_write() const override;
+  // Called by dispatch (device lock held) for every buffer a command buffer binds.
+  void note_use(uint64_t seq, bool write) const;
   void fill(const Layout& dst_layout, double value) override;
   void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
              const Layout& dst_layout) const override;
@@ -138,6 +161,8 @@ class MetalStorage : public BackendStorage {
   DType dtype_;
   int64_t numel_;
   std::shared_ptr<rt::Buffer> buffer_;
+  // Sequence numbers of the last command buffers that wrote / used the buffer (0: none).
+  mutable std::atomic<uint64_t> last_write_seq_{0}, last_use_seq_{0};
 };
 
 inline const MetalStorage& as_metal(const BackendStorage& s) {
