@@ -37,6 +37,11 @@ void bind_index(py::class_<Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 
+// ---- errors.cpp
+// Makes `cls.__new__(cls)` (and cls()) raise InvalidTypeError saying `how` to get one:
+// an instance made that way has no C++ value behind it, and any use would crash.
+void refuse_bare_new(py::module_& m, const char* name, const char* how);
+
 // ---- dtype.cpp
 DType dtype_arg(py::handle obj);  // a DType, a numpy dtype or type, or a name ("f4")
 std::optional<DType> optional_dtype(py::handle obj);  // None -> nullopt

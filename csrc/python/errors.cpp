@@ -22,6 +22,7 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::Device: return "DeviceError";
     case ErrorKind::InvalidArgument: return "InvalidArgumentError";
     case ErrorKind::IndexOutOfRange: return "IndexOutOfRangeError";
+    case ErrorKind::InvalidType: return "InvalidTypeError";
   }
   return "EmberError";
 }
@@ -84,6 +85,16 @@ void translate(std::exception_ptr p) {
 }
 
 }  // namespace
+
+void refuse_bare_new(py::module_& m, const char* name, const char* how) {
+  std::string message =
+      std::string(name) + ".__new__: ember." + name + " objects cannot be created directly; " + how;
+  std::string op = std::string(name) + ".__new__";
+  auto refuse = [message, op](const py::args&, const py::kwargs&) -> py::object {
+    throw Error(ErrorKind::InvalidType, message).with("op", op);
+  };
+  m.attr(name).attr("__new__") = py::staticmethod(py::cpp_function(refuse, py::name("__new__")));
+}
 
 void bind_errors(py::module_& m) {
   // Local: other extension modules keep their own handling of std::exception.

@@ -23,6 +23,7 @@ __all__ = [
     "DeviceError",
     "InvalidArgumentError",
     "IndexOutOfRangeError",
+    "InvalidTypeError",
 ]
 
 
@@ -124,5 +125,11 @@ class InvalidArgumentError(EmberError, ValueError):
 
 class IndexOutOfRangeError(EmberError, IndexError):
     """A dim or an index outside its range (``op``)."""
+
+    attributes = ("op",)
+
+
+class InvalidTypeError(EmberError, TypeError):
+    """An argument of the wrong type: a string or float where an int or shape goes (``op``)."""
 
     attributes = ("op",)
