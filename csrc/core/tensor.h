@@ -54,7 +54,11 @@ Tensor to_device(const Tensor& t, const DevicePtr& device);
 Tensor to_dtype(const Tensor& t, DType dtype);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
-void copy_into(const Tensor& src, const Tensor& dst, const char* op);  // shapes broadcast
+// Copies src (broadcast to dst's shape) into dst, as if src were read before any write.
+void copy_into(const Tensor& src, const Tensor& dst, const char* op);
+// True when writing dst could clobber elements that `read` (a view of `src`'s storage)
+// has not read yet: the two meet in memory and are not the very same view.
+bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst);
 // Copies the elements (row-major) into host memory of t.numel() * dtype_size bytes.
 void to_host(const Tensor& t, void* dst);
 
