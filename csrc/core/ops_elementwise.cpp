@@ -26,6 +26,7 @@ Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape
     throw_shape_mismatch(op, shape, out->shape(), "the out= tensor must have the result's shape");
   Storage::check_same_device(op, *input.storage(), *out->storage());
   if (out->dtype() != dtype) throw_dtype_mismatch(op, dtype, out->dtype());
+  check_writable(op, *out);
   return *out;
 }
 

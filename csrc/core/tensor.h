@@ -59,6 +59,8 @@ void copy_into(const Tensor& src, const Tensor& dst, const char* op);
 // True when writing dst could clobber elements that `read` (a view of `src`'s storage)
 // has not read yet: the two meet in memory and are not the very same view.
 bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst);
+// Raises InvalidArgument naming `op` when dst is a view whose elements share memory.
+void check_writable(const char* op, const Tensor& dst);
 // Copies the elements (row-major) into host memory of t.numel() * dtype_size bytes.
 void to_host(const Tensor& t, void* dst);
 
