@@ -125,7 +125,7 @@ Layout Layout::slice(int64_t dim, int64_t start, int64_t len, int64_t step) cons
   Layout l = *this;
   if (len > 0) l.offset_ += start * strides_[size_t(dim)];
   l.shape_[size_t(dim)] = len;
-  l.strides_[size_t(dim)] *= step;
+  if (len > 1) l.strides_[size_t(dim)] *= step;  // a size-1 dim's stride is never used
   return l;
 }
 

@@ -242,12 +242,7 @@ Tensor t_fn(const Tensor& t) {
 
 Tensor squeeze_fn(const Tensor& t, py::handle dim) {
   if (dim.is_none()) return squeeze(t, std::nullopt);
-  Dims dims = dims_arg(dim, "squeeze");
-  for (int64_t& d : dims) d = wrap_dim("squeeze", d, t.ndim());
-  std::sort(dims.begin(), dims.end());
-  Tensor r = t;
-  for (size_t i = dims.size(); i-- > 0;) r = squeeze(r, dims[i]);  // last first: dims stay valid
-  return r;
+  return squeeze_dims(t, dims_arg(dim, "squeeze"));
 }
 
 // flatten copies when the strides do not allow a view.
@@ -369,6 +364,10 @@ Tensor full_number(const char* op, const Shape& s, py::handle value, DType dt,
   if (n.kind == Number::None) throw_invalid(op, "the fill value must be a number");
   if (n.kind == Number::Int && !dtype_is_float(dt))
     return create(s, [&] { return full_int(s, n.i, dt, dev); });
+  if (n.kind == Number::BigInt && !dtype_is_float(dt))
+    throw_invalid(op, "the fill value " + py::repr(value).cast<std::string>() +
+                          " is out of range for dtype " + dtype_name(dt));
+  check_fill_value(op, n.f, dt);
   return create(s, [&] { return full(s, n.f, dt, dev); });
 }
 
