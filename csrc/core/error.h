@@ -30,6 +30,7 @@ enum class ErrorKind {
   InvalidArgument,  // a bad value: ragged list, bad spec, negative size
   IndexOutOfRange,  // a dim or an index outside its range
   InvalidType,      // an argument of the wrong type: a string where a shape goes
+  InvalidIndex,     // a key that cannot index a tensor: a string, a float, two ellipses
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;

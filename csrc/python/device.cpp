@@ -80,7 +80,7 @@ DevicePtr open_device(const std::string& kind, int64_t ordinal, bool fresh) {
 DevicePtr device_from_spec(py::handle spec) {
   if (py::isinstance<BackendDevice>(spec)) return spec.cast<DevicePtr>();
   if (!PyUnicode_Check(spec.ptr()))
-    throw Error(ErrorKind::InvalidArgument,
+    throw Error(ErrorKind::InvalidType,
                 std::string("device: expected a Device or a spec such as \"cpu\", \"metal:0\" or "
                             "\"cuda:1\", got an object of type ") +
                     Py_TYPE(spec.ptr())->tp_name)
@@ -93,7 +93,7 @@ uint64_t seed_arg(py::handle seed) {
   auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
   if (!index) {
     PyErr_Clear();
-    throw Error(ErrorKind::InvalidArgument, "manual_seed: the seed must be an integer")
+    throw Error(ErrorKind::InvalidType, "manual_seed: the seed must be an integer")
         .with("op", std::string("manual_seed"));
   }
   return PyLong_AsUnsignedLongLongMask(index.ptr());  // any int: its low 64 bits

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
 
@@ -132,14 +132,17 @@ def _repr(self) -> str:
 def _iter(self):
     # Not a generator itself, so that iter() of a 0-d tensor fails at once, like numpy.
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
+        raise InvalidTypeError("iteration over a 0-d tensor", op="iter")
     return (self[i] for i in range(self.shape[0]))
 
 
 def _array(self, dtype=None, copy=None):
     # numpy's protocol: copy=False asks for no copy, which ember cannot give.
     if copy is False:
-        raise ValueError("ember tensors cannot be exported without a copy; use np.asarray(t)")
+        raise InvalidArgumentError(
+            "__array__: ember tensors cannot be exported without a copy; use np.asarray(t)",
+            op="__array__",
+        )
     arr = self.numpy()
     return arr if dtype is None else arr.astype(dtype, copy=False)
 

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidArgumentError",
     "IndexOutOfRangeError",
     "InvalidTypeError",
+    "InvalidIndexError",
 ]
 
 
@@ -131,5 +132,11 @@ class IndexOutOfRangeError(EmberError, IndexError):
 
 class InvalidTypeError(EmberError, TypeError):
     """An argument of the wrong type: a string or float where an int or shape goes (``op``)."""
+
+    attributes = ("op",)
+
+
+class InvalidIndexError(EmberError, IndexError):
+    """A key that cannot index a tensor: a string, a float, two ellipses (``op``)."""
 
     attributes = ("op",)
