@@ -203,8 +203,8 @@ def test_bad_spec_is_invalid_argument(spec):
 
 
 @pytest.mark.parametrize("spec", [3, None, 1.5, b"cpu", ["cpu"]])
-def test_non_string_spec_is_invalid_argument(spec):
-    with pytest.raises(ember.InvalidArgumentError):
+def test_non_string_spec_is_invalid_type(spec):
+    with pytest.raises(ember.InvalidTypeError):
         ember.device(spec)
 
 

@@ -19,6 +19,12 @@ void throw_invalid(const std::string& op, const std::string& what) {
   throw Error(ErrorKind::InvalidArgument, op + ": " + what).with("op", op);
 }
 
+void throw_invalid_type(const std::string& op, const std::string& what,
+                        const std::string& got_type) {
+  throw Error(ErrorKind::InvalidType, op + ": " + what + ", got an object of type " + got_type)
+      .with("op", op);
+}
+
 void throw_dim_out_of_range(const std::string& op, int64_t dim, int64_t ndim) {
   std::string range = ndim == 0 ? "a 0-d tensor has no dims"
                                 : "expected a dim in [" + std::to_string(-ndim) + ", " +

@@ -29,6 +29,8 @@ enum class ErrorKind {
   Device,
   InvalidArgument,  // a bad value: ragged list, bad spec, negative size
   IndexOutOfRange,  // a dim or an index outside its range
+  InvalidType,      // an argument of the wrong type: a string where a shape goes
+  InvalidIndex,     // a key that cannot index a tensor: a string, a float, two ellipses
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;
@@ -51,6 +53,9 @@ class Error : public std::runtime_error {
 std::string shape_str(const Shape& s);  // "(2, 3)"
 
 [[noreturn]] void throw_invalid(const std::string& op, const std::string& what);
+// `what` says what was expected; the message adds the type that came instead.
+[[noreturn]] void throw_invalid_type(const std::string& op, const std::string& what,
+                                     const std::string& got_type);
 [[noreturn]] void throw_dim_out_of_range(const std::string& op, int64_t dim, int64_t ndim);
 [[noreturn]] void throw_shape_mismatch(const std::string& op, const Shape& lhs, const Shape& rhs,
                                        const std::string& why);

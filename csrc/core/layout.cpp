@@ -68,6 +68,20 @@ std::pair<int64_t, int64_t> Layout::extent() const {
   return {lo, hi + 1};
 }
 
+bool Layout::has_internal_overlap() const {
+  if (numel() == 0) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size) of the dims that count
+  for (size_t i = 0; i < shape_.size(); ++i)
+    if (shape_[i] > 1) dims.emplace_back(strides_[i] < 0 ? -strides_[i] : strides_[i], shape_[i]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;  // the furthest element the inner dims reach from their first one
+  for (auto [stride, size] : dims) {
+    if (stride <= span) return true;
+    span += stride * (size - 1);
+  }
+  return false;
+}
+
 Layout Layout::broadcast_to(const std::string& op, const Shape& target) const {
   if (target.size() < shape_.size())
     throw_shape_mismatch(op, shape_, target, "cannot broadcast to fewer dims");
@@ -111,7 +125,7 @@ Layout Layout::slice(int64_t dim, int64_t start, int64_t len, int64_t step) cons
   Layout l = *this;
   if (len > 0) l.offset_ += start * strides_[size_t(dim)];
   l.shape_[size_t(dim)] = len;
-  l.strides_[size_t(dim)] *= step;
+  if (len > 1) l.strides_[size_t(dim)] *= step;  // a size-1 dim's stride is never used
   return l;
 }
 

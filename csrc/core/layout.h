@@ -33,6 +33,9 @@ class Layout {
   bool is_contiguous() const;  // row-major dense, any offset
   // Smallest and one-past-largest element index the view touches (empty -> [offset, offset)).
   std::pair<int64_t, int64_t> extent() const;
+  // True when two elements share one memory location (a broadcast dim, or strides that
+  // interleave): such a view can be read but not written.
+  bool has_internal_overlap() const;
 
   // Views: these never copy, they only re-describe the same elements.
   Layout broadcast_to(const std::string& op, const Shape& target) const;

@@ -47,7 +47,17 @@ Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& devi
   return t;
 }
 
+void check_fill_value(const char* op, double value, DType dtype) {
+  if (!double_fits(value, dtype))
+    throw_invalid(op, "the fill value " + std::to_string(value) + " cannot be converted to " +
+                          dtype_name(dtype) + " without overflow");
+}
+
 Tensor full_int(const Shape& shape, int64_t value, DType dtype, const DevicePtr& device) {
+  // A wrapped value (300 -> 44 in uint8) is never what was meant.
+  if (!int_fits(value, dtype))
+    throw_invalid("full", "the fill value " + std::to_string(value) +
+                              " is out of range for dtype " + dtype_name(dtype));
   Tensor t = empty(shape, dtype, device, "full");
   copy_into(from_host(&value, {}, DType::I64, device), t, "full");  // a broadcast cast
   return t;

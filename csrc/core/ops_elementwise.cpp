@@ -15,25 +15,15 @@ Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape
     throw_shape_mismatch(op, shape, out->shape(), "the out= tensor must have the result's shape");
   Storage::check_same_device(op, *input.storage(), *out->storage());
   if (out->dtype() != dtype) throw_dtype_mismatch(op, dtype, out->dtype());
+  check_writable(op, *out);
   return *out;
-}
-
-// True when writing `dst` could clobber elements of `src` not yet read.
-bool overlaps_unsafely(const Tensor& src, const Tensor& dst) {
-  if (src.storage() != dst.storage()) return false;
-  if (src.layout().offset() == dst.layout().offset() &&
-      src.layout().strides() == dst.layout().strides() && src.shape() == dst.shape())
-    return false;  // the same view: element i is read before it is written
-  auto [a0, a1] = src.layout().extent();
-  auto [b0, b1] = dst.layout().extent();
-  return a0 < b1 && b0 < a1;
 }
 
 // Runs `kernel(dst)` into `dst`, through a temporary when dst overlaps an input.
 template <typename Kernel>
 Tensor run_into(Tensor dst, std::initializer_list<const Tensor*> inputs, Kernel&& kernel) {
   for (const Tensor* in : inputs)
-    if (overlaps_unsafely(*in, dst)) {
+    if (write_clobbers(*in, in->layout(), dst)) {
       Tensor tmp = empty(dst.shape(), dst.dtype(), dst.device());
       kernel(tmp);
       copy_into(tmp, dst, "copy");

@@ -25,9 +25,31 @@ Tensor to_dtype(const Tensor& t, DType dtype) {
   return out;
 }
 
+void check_writable(const char* op, const Tensor& dst) {
+  if (!dst.layout().has_internal_overlap()) return;
+  throw_invalid(op,
+                "cannot write into a view in which several elements share one memory "
+                "location (shape " +
+                    shape_str(dst.shape()) + ", strides " + shape_str(dst.layout().strides()) +
+                    ", e.g. from expand or broadcast_to). Write into a tensor of its own "
+                    "instead: t = t.contiguous() (or t.clone()) first");
+}
+
+bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst) {
+  if (src.storage() != dst.storage()) return false;
+  const Layout& w = dst.layout();
+  if (read.offset() == w.offset() && read.strides() == w.strides() && read.shape() == w.shape())
+    return false;  // the same view: element i is read before it is written
+  auto [a0, a1] = read.extent();
+  auto [b0, b1] = w.extent();
+  return a0 < b1 && b0 < a1;
+}
+
 void copy_into(const Tensor& src, const Tensor& dst, const char* op) {
   Layout src_layout = src.layout().broadcast_to(op, dst.shape());
   Storage::check_same_device(op, *dst.storage(), *src.storage());
+  check_writable(op, dst);
+  if (write_clobbers(src, src_layout, dst)) return copy_into(clone(src), dst, op);
   StorageLocks locks({src.storage().get()}, {dst.storage().get()});
   if (src.dtype() == dst.dtype())
     src.storage()->impl().copy_strided(src_layout, dst.storage()->impl(), dst.layout());

@@ -85,9 +85,11 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t len) {
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
   // start/stop already clipped by the caller (Python's slice.indices), step != 0.
   int64_t d = wrap_dim("slice", dim, t.ndim());
-  if (step == 0) throw_invalid("slice", "slice step cannot be zero");
-  int64_t len = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                         : (start > stop ? (start - stop - step - 1) / (-step) : 0);
+  if (step == 0 || step == INT64_MIN)
+    throw_invalid("slice", "the slice step must be non-zero and above -2**63");
+  // Counted without forming stop - start + step, which overflows for huge steps.
+  int64_t len = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
+                         : (start > stop ? (start - stop - 1) / -step + 1 : 0);
   return t.view_as(t.layout().slice(d, start, len, step));
 }
 
@@ -110,6 +112,19 @@ Tensor squeeze(const Tensor& t, std::optional<int64_t> dim) {
   Layout l = t.layout();
   for (int64_t d = l.ndim(); d-- > 0;)
     if (l.dim(d) == 1) l = l.squeeze(d);
+  return t.view_as(l);
+}
+
+Tensor squeeze_dims(const Tensor& t, const Dims& dims) {
+  std::vector<bool> chosen(size_t(t.ndim()), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim("squeeze", d, t.ndim());
+    if (chosen[size_t(w)]) throw_invalid("squeeze", "dim " + std::to_string(d) + " appears twice");
+    chosen[size_t(w)] = true;
+  }
+  Layout l = t.layout();
+  for (int64_t d = l.ndim(); d-- > 0;)  // last first: the lower dims keep their numbers
+    if (chosen[size_t(d)] && l.dim(d) == 1) l = l.squeeze(d);
   return t.view_as(l);
 }
 

@@ -40,6 +40,8 @@ Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const cha
 Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device);
 // Integers exactly (a double holds only 53 bits); the value must fit dtype.
 Tensor full_int(const Shape& shape, int64_t value, DType dtype, const DevicePtr& device);
+// Raises InvalidArgument naming `op` when dtype cannot hold the fill value (overflow).
+void check_fill_value(const char* op, double value, DType dtype);
 Tensor zeros(const Shape& shape, DType dtype, const DevicePtr& device);
 Tensor ones(const Shape& shape, DType dtype, const DevicePtr& device);
 Tensor arange(double start, double stop, double step, DType dtype, const DevicePtr& device);
@@ -54,7 +56,13 @@ Tensor to_device(const Tensor& t, const DevicePtr& device);
 Tensor to_dtype(const Tensor& t, DType dtype);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
-void copy_into(const Tensor& src, const Tensor& dst, const char* op);  // shapes broadcast
+// Copies src (broadcast to dst's shape) into dst, as if src were read before any write.
+void copy_into(const Tensor& src, const Tensor& dst, const char* op);
+// Raises InvalidArgument naming `op` when dst is a view whose elements share memory.
+void check_writable(const char* op, const Tensor& dst);
+// True when writing dst could clobber elements that `read` (a view of `src`'s storage)
+// has not read yet: the two meet in memory and are not the very same view.
+bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst);
 // Copies the elements (row-major) into host memory of t.numel() * dtype_size bytes.
 void to_host(const Tensor& t, void* dst);
 
@@ -86,6 +94,7 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t len);
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step);
 Tensor select(const Tensor& t, int64_t dim, int64_t index);
 Tensor squeeze(const Tensor& t, std::optional<int64_t> dim);
+Tensor squeeze_dims(const Tensor& t, const Dims& dims);  // those of size 1; no repeats
 Tensor unsqueeze(const Tensor& t, int64_t dim);
 Tensor flatten(const Tensor& t, int64_t start, int64_t end);
 Tensor broadcast_to(const Tensor& t, const Shape& shape);

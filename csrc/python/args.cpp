@@ -1,5 +1,5 @@
 // Python values as op arguments: ints, shapes, dims, and numbers used as operands.
-// A bad value raises InvalidArgumentError naming the op, never a crash.
+// A bad value raises InvalidArgumentError naming the op, a wrong type InvalidTypeError.
 #include <pybind11/gil_safe_call_once.h>
 
 #include <cmath>
@@ -12,7 +12,7 @@ namespace ember::python {
 namespace {
 
 [[noreturn]] void throw_bad(const char* op, const std::string& what, py::handle obj) {
-  throw_invalid(op, what + ", got an object of type " + Py_TYPE(obj.ptr())->tp_name);
+  throw_invalid_type(op, what, Py_TYPE(obj.ptr())->tp_name);
 }
 
 PyObject* tensor_type() {

@@ -37,6 +37,14 @@ void bind_index(py::class_<Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 
+// ---- errors.cpp
+// Makes `cls.__new__(cls)` (and cls()) raise InvalidTypeError saying `how` to get one:
+// an instance made that way has no C++ value behind it, and any use would crash.
+void refuse_bare_new(py::module_& m, const char* name, const char* how);
+// Wraps every function and method of m so that pybind11's own TypeError for arguments
+// it cannot convert ("incompatible function arguments") arrives as InvalidTypeError.
+void translate_call_errors(py::module_& m);
+
 // ---- dtype.cpp
 DType dtype_arg(py::handle obj);  // a DType, a numpy dtype or type, or a name ("f4")
 std::optional<DType> optional_dtype(py::handle obj);  // None -> nullopt
@@ -46,7 +54,8 @@ py::object dtype_object(DType d);                     // the module's singleton 
 DevicePtr device_arg(py::handle obj);  // a Device, a spec string, or None (the CPU)
 DevicePtr stamped(DevicePtr device);   // records the Python caller as its creation site
 
-// ---- args.cpp: Python values as op arguments; bad values raise InvalidArgumentError
+// ---- args.cpp: Python values as op arguments; bad values raise InvalidArgumentError,
+// values of the wrong type InvalidTypeError
 bool is_tensor(py::handle obj);
 int64_t int_arg(py::handle obj, const char* op);
 Shape shape_arg(py::handle obj, const char* op);         // an int or a tuple/list of ints

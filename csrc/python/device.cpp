@@ -80,9 +80,9 @@ DevicePtr open_device(const std::string& kind, int64_t ordinal, bool fresh) {
 DevicePtr device_from_spec(py::handle spec) {
   if (py::isinstance<BackendDevice>(spec)) return spec.cast<DevicePtr>();
   if (!PyUnicode_Check(spec.ptr()))
-    throw Error(ErrorKind::InvalidArgument, "device: expected a Device or a spec such as " +
-                                                spec_examples() + ", got an object of type " +
-                                                Py_TYPE(spec.ptr())->tp_name)
+    throw Error(ErrorKind::InvalidType, "device: expected a Device or a spec such as " +
+                                            spec_examples() + ", got an object of type " +
+                                            Py_TYPE(spec.ptr())->tp_name)
         .with("op", std::string("device"));
   auto [kind, ordinal] = parse_device_spec(spec.cast<std::string>());
   return stamped(open_device(kind, ordinal, false));
@@ -92,7 +92,7 @@ uint64_t seed_arg(py::handle seed) {
   auto index = py::reinterpret_steal<py::object>(PyNumber_Index(seed.ptr()));
   if (!index) {
     PyErr_Clear();
-    throw Error(ErrorKind::InvalidArgument, "manual_seed: the seed must be an integer")
+    throw Error(ErrorKind::InvalidType, "manual_seed: the seed must be an integer")
         .with("op", std::string("manual_seed"));
   }
   return PyLong_AsUnsignedLongLongMask(index.ptr());  // any int: its low 64 bits

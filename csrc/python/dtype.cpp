@@ -29,7 +29,7 @@ std::string describe(py::handle obj) {
 }
 
 [[noreturn]] void throw_not_dtype(const std::string& what) {
-  throw Error(ErrorKind::InvalidArgument,
+  throw Error(ErrorKind::InvalidType,
               "dtype: " + what +
                   " is not an ember dtype; use one of float32, float16, bfloat16, float64, "
                   "int64, uint32, uint8 (or the numpy dtype / name of one)")

@@ -1,6 +1,8 @@
 // Exception translation: every C++ failure crosses into Python as a class of the
 // pure-Python module ember.errors, with its facts as attributes. Nothing escapes.
+#include <deque>
 #include <new>
+#include <string>
 #include <variant>
 
 #include "bindings.h"
@@ -22,6 +24,8 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::Device: return "DeviceError";
     case ErrorKind::InvalidArgument: return "InvalidArgumentError";
     case ErrorKind::IndexOutOfRange: return "IndexOutOfRangeError";
+    case ErrorKind::InvalidType: return "InvalidTypeError";
+    case ErrorKind::InvalidIndex: return "InvalidIndexError";
   }
   return "EmberError";
 }
@@ -83,7 +87,111 @@ void translate(std::exception_ptr p) {
   }
 }
 
+// ---- pybind11's own "incompatible function arguments" TypeError, as an ember error
+
+// A wrapper of one bound function: its PyMethodDef (with name and doc) lives as long as
+// the process, as the function objects made from it may.
+struct Wrapper {
+  std::string name, doc;
+  PyMethodDef def{};
+};
+
+std::deque<Wrapper>& wrappers() {
+  static auto* all = new std::deque<Wrapper>();  // never freed: functions outlive statics
+  return *all;
+}
+
+// Re-raises the pending TypeError as InvalidTypeError (with the original as its cause),
+// unless it already is an ember error.
+void retag_type_error(PyObject* fn) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  py::object errors = py::module_::import("ember.errors");
+  if (PyObject_IsInstance(value, errors.attr("EmberError").ptr()) == 1)
+    return PyErr_Restore(type, value, tb);
+  if (tb) PyException_SetTraceback(value, tb);
+  py::object original = py::reinterpret_steal<py::object>(value);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  py::object op = py::getattr(fn, "__name__", py::str("?"));
+  py::object exc = errors.attr("InvalidTypeError")(py::str(original), py::arg("op") = op);
+  PyException_SetCause(exc.ptr(), original.release().ptr());  // steals the reference
+  PyErr_SetObject(exc.get_type().ptr(), exc.ptr());
+}
+
+PyObject* call_translated(PyObject* fn, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+  PyObject* result = PyObject_Vectorcall(fn, args, size_t(nargs), kwnames);
+  if (!result && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    try {
+      retag_type_error(fn);
+    } catch (py::error_already_set& e) {
+      e.restore();
+    }
+  }
+  return result;
+}
+
+py::object translated(py::handle fn) {
+  Wrapper& w = wrappers().emplace_back();
+  w.name = py::str(py::getattr(fn, "__name__", py::str("function")));
+  py::object doc = py::getattr(fn, "__doc__", py::none());
+  w.doc = doc.is_none() ? "" : py::str(doc).cast<std::string>();
+  w.def.ml_name = w.name.c_str();
+  w.def.ml_meth = reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_translated));
+  w.def.ml_flags = METH_FASTCALL | METH_KEYWORDS;
+  w.def.ml_doc = w.doc.c_str();
+  return py::reinterpret_steal<py::object>(PyCFunction_NewEx(&w.def, fn.ptr(), nullptr));
+}
+
+// The translated form of a class attribute, or an empty object to leave it alone.
+py::object translated_attr(py::handle attr) {
+  PyObject* a = attr.ptr();
+  if (PyCFunction_Check(a)) return translated(attr);
+  if (PyInstanceMethod_Check(a) && PyCFunction_Check(PyInstanceMethod_GET_FUNCTION(a)))
+    return py::reinterpret_steal<py::object>(
+        PyInstanceMethod_New(translated(PyInstanceMethod_GET_FUNCTION(a)).ptr()));
+  if (py::isinstance<py::staticmethod>(attr)) {
+    py::object fn = attr.attr("__func__");
+    if (PyCFunction_Check(fn.ptr())) return py::staticmethod(translated(fn));
+  }
+  return {};
+}
+
+bool is_bound_class(py::handle obj) {
+  return PyType_Check(obj.ptr()) &&
+         !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(obj.ptr()),
+                           reinterpret_cast<PyTypeObject*>(PyExc_BaseException));
+}
+
 }  // namespace
+
+void translate_call_errors(py::module_& m) {
+  py::list names = py::list(m.attr("__dict__").attr("items")());  // a copy: m changes below
+  for (py::handle item : names) {
+    py::object name = item[py::int_(0)], value = item[py::int_(1)];
+    if (PyCFunction_Check(value.ptr())) {
+      m.attr(name) = translated(value);
+    } else if (is_bound_class(value)) {
+      py::list attrs = py::list(value.attr("__dict__").attr("items")());
+      for (py::handle entry : attrs) {
+        py::object attr_name = entry[py::int_(0)];
+        if (py::object t = translated_attr(entry[py::int_(1)])) value.attr(attr_name) = t;
+      }
+    }
+  }
+}
+
+void refuse_bare_new(py::module_& m, const char* name, const char* how) {
+  std::string message =
+      std::string(name) + ".__new__: ember." + name + " objects cannot be created directly; " + how;
+  std::string op = std::string(name) + ".__new__";
+  auto refuse = [message, op](const py::args&, const py::kwargs&) -> py::object {
+    throw Error(ErrorKind::InvalidType, message).with("op", op);
+  };
+  m.attr(name).attr("__new__") = py::staticmethod(py::cpp_function(refuse, py::name("__new__")));
+}
 
 void bind_errors(py::module_& m) {
   // Local: other extension modules keep their own handling of std::exception.

@@ -13,8 +13,29 @@ namespace {
 
 enum class Kind { Int, Slice, NewAxis, Ellipsis, Array };
 
+// An index form ember does not support (it may be valid numpy).
 [[noreturn]] void bad_index(const std::string& why) {
   throw_invalid("index", why);
+}
+
+// A key that is no index at all: IndexError-class, as in numpy and PyTorch.
+[[noreturn]] void invalid_key(const std::string& why) {
+  throw Error(ErrorKind::InvalidIndex, "index: " + why).with("op", std::string("index"));
+}
+
+// An int key; one past int64 is out of range (numpy: IndexError), not a bad value.
+int64_t int_key(py::handle key, int64_t source_dim) {
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(key.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow)
+    throw Error(ErrorKind::IndexOutOfRange, "index " + py::repr(key).cast<std::string>() +
+                                                " is out of range for dim " +
+                                                std::to_string(source_dim))
+        .with("op", std::string("index"))
+        .with("dim", source_dim);
+  return v;
 }
 
 Kind classify(py::handle o) {
@@ -23,19 +44,22 @@ Kind classify(py::handle o) {
   if (p == Py_Ellipsis) return Kind::Ellipsis;
   if (PySlice_Check(p)) return Kind::Slice;
   if (PyBool_Check(p))
-    bad_index("a bool is not an index (boolean masks are not supported; use ember.where)");
+    invalid_key("a bool is not an index (boolean masks are not supported; use ember.where)");
   if (is_tensor(o) || PyList_Check(p) || py::isinstance<py::array>(o)) return Kind::Array;
   if (PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p))) return Kind::Int;
-  bad_index(std::string("only integers, slices, None, ..., and 1-D integer tensors or lists are "
-                        "valid indices, not ") +
-            Py_TYPE(p)->tp_name);
+  invalid_key(std::string("only integers, slices, None, ..., and 1-D integer tensors or lists are "
+                          "valid indices, not ") +
+              Py_TYPE(p)->tp_name);
 }
 
 Tensor apply_slice(const Tensor& t, int64_t dim, py::handle s) {
   Py_ssize_t start = 0, stop = 0, step = 0;
   if (PySlice_Unpack(s.ptr(), &start, &stop, &step) < 0) {
-    std::string why = py::error_already_set().what();  // fetches and clears the error
-    bad_index("bad slice: " + why);
+    bool wrong_type = PyErr_ExceptionMatches(PyExc_TypeError);  // 1:2.5; else a bad value
+    std::string why = py::error_already_set().what();           // fetches and clears the error
+    throw Error(wrong_type ? ErrorKind::InvalidType : ErrorKind::InvalidArgument,
+                "index: bad slice: " + why)
+        .with("op", std::string("index"));
   }
   PySlice_AdjustIndices(Py_ssize_t(t.shape()[size_t(dim)]), &start, &stop, step);
   return slice(t, dim, start, stop, step);
@@ -79,7 +103,7 @@ ParsedKey parse(const Tensor& t, py::handle key, bool for_write) {
     arrays += kind == Kind::Array;
     k.consumed += kind == Kind::Int || kind == Kind::Slice || kind == Kind::Array;
   }
-  if (ellipses > 1) bad_index("an index can only have a single ellipsis ('...')");
+  if (ellipses > 1) invalid_key("an index can only have a single ellipsis ('...')");
   if (arrays > 1) bad_index("only one index array per index is supported");
   if (arrays && for_write)
     bad_index("assignment through an index array is not supported (it would write a copy)");
@@ -138,7 +162,10 @@ Tensor index_tensor(const Tensor& t, py::handle key, bool for_write) {
         dim += t.ndim() - k.consumed;
         source_dim += t.ndim() - k.consumed;
         break;
-      case Kind::Int: r = select_int(r, dim, int_arg(k.items[i], "index"), source_dim++); break;
+      case Kind::Int:
+        r = select_int(r, dim, int_key(k.items[i], source_dim), source_dim);
+        ++source_dim;
+        break;
       case Kind::Slice:
         r = apply_slice(r, dim++, k.items[i]);
         ++source_dim;

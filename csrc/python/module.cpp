@@ -17,6 +17,10 @@ PYBIND11_MODULE(_core, m) {
   ep::bind_index(tensor);
   ep::bind_ops(m, tensor);
   ep::bind_numpy(m, tensor);
+  ep::refuse_bare_new(m, "Tensor", "use ember.tensor(data), ember.zeros(shape), ...");
+  ep::refuse_bare_new(m, "Device", "use ember.device(\"cpu\"), Device.cpu(), Device.metal(), ...");
+  ep::refuse_bare_new(m, "DType", "use the module's dtypes, e.g. ember.float32");
+  ep::translate_call_errors(m);  // last: it wraps what the lines above defined
   // Users meet these as ember.Tensor etc.; pickling finds ember.float32 there too.
   for (const char* name : {"Tensor", "Device", "DType"}) m.attr(name).attr("__module__") = "ember";
 }

@@ -89,8 +89,13 @@ bool truth(const Tensor& t) {
 }
 
 py::object as_int(const Tensor& t) {
-  auto r = py::reinterpret_steal<py::object>(PyNumber_Long(item(t).ptr()));
-  if (!r) throw py::error_already_set();  // int(nan), int(inf): Python's own error
+  py::object value = item(t);
+  auto r = py::reinterpret_steal<py::object>(PyNumber_Long(value.ptr()));
+  if (!r) {
+    PyErr_Clear();  // int(nan), int(inf): the same refusal, as an ember error
+    throw_invalid("int",
+                  "cannot convert " + py::repr(value).cast<std::string>() + " to an integer");
+  }
   return r;
 }
 

@@ -36,13 +36,12 @@ void def_op(py::module_& m, py::class_<Tensor>& cls, const char* name, Fn&& fn,
 // out= must be resolved while the GIL is held, before a kernel runs without it.
 std::optional<Tensor> out_arg(py::handle out, const char* op) {
   if (out.is_none()) return std::nullopt;
-  if (!is_tensor(out)) throw_invalid(op, "out= must be a Tensor");
+  if (!is_tensor(out)) throw_invalid_type(op, "out= must be a Tensor", Py_TYPE(out.ptr())->tp_name);
   return out.cast<Tensor>();
 }
 
 [[noreturn]] void throw_operand(const char* op, py::handle obj) {
-  throw py::type_error(std::string(op) + ": expected a Tensor or a Python number, got " +
-                       Py_TYPE(obj.ptr())->tp_name);
+  throw_invalid_type(op, "expected a Tensor or a Python number", Py_TYPE(obj.ptr())->tp_name);
 }
 
 // ---- binary and comparison
@@ -74,7 +73,8 @@ template <BinaryOp op>
 py::object binary_function(py::handle a, py::handle b, py::handle out) {
   if (is_tensor(a)) return binary_call(op, a.cast<const Tensor&>(), b, false, out);
   if (is_tensor(b)) return binary_call(op, b.cast<const Tensor&>(), a, true, out);
-  throw py::type_error(std::string(binary_name(op)) + ": at least one argument must be a Tensor");
+  throw_invalid_type(binary_name(op), "at least one argument must be a Tensor",
+                     Py_TYPE(a.ptr())->tp_name);
 }
 
 template <BinaryOp op>
@@ -103,8 +103,8 @@ void def_cmp(py::module_& m, py::class_<Tensor>& cls) {
       [](py::handle a, py::handle b) {
         if (is_tensor(a)) return cmp_call(op, a.cast<const Tensor&>(), b, false);
         if (is_tensor(b)) return cmp_call(op, b.cast<const Tensor&>(), a, true);
-        throw py::type_error(std::string(cmp_name(op)) +
-                             ": at least one argument must be a Tensor");
+        throw_invalid_type(cmp_name(op), "at least one argument must be a Tensor",
+                           Py_TYPE(a.ptr())->tp_name);
       },
       py::arg("input"), py::arg("other"));
 }
@@ -229,12 +229,7 @@ Tensor t_fn(const Tensor& t) {
 
 Tensor squeeze_fn(const Tensor& t, py::handle dim) {
   if (dim.is_none()) return squeeze(t, std::nullopt);
-  Dims dims = dims_arg(dim, "squeeze");
-  for (int64_t& d : dims) d = wrap_dim("squeeze", d, t.ndim());
-  std::sort(dims.begin(), dims.end());
-  Tensor r = t;
-  for (size_t i = dims.size(); i-- > 0;) r = squeeze(r, dims[i]);  // last first: dims stay valid
-  return r;
+  return squeeze_dims(t, dims_arg(dim, "squeeze"));
 }
 
 // flatten copies when the strides do not allow a view.
@@ -258,10 +253,11 @@ Tensor expand_fn(const Tensor& t, const py::args& shape) {
 
 std::vector<Tensor> tensor_list(py::handle seq, const char* op) {
   if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
-    throw_invalid(op, "expects a list or tuple of tensors");
+    throw_invalid_type(op, "expects a list or tuple of tensors", Py_TYPE(seq.ptr())->tp_name);
   std::vector<Tensor> ts;
   for (py::handle item : py::reinterpret_borrow<py::sequence>(seq)) {
-    if (!is_tensor(item)) throw_invalid(op, "every item must be a Tensor");
+    if (!is_tensor(item))
+      throw_invalid_type(op, "every item must be a Tensor", Py_TYPE(item.ptr())->tp_name);
     ts.push_back(item.cast<Tensor>());
   }
   return ts;
@@ -353,9 +349,14 @@ Tensor ones_fn(const py::args& shape, py::handle dtype, py::handle device) {
 Tensor full_number(const char* op, const Shape& s, py::handle value, DType dt,
                    const DevicePtr& dev) {
   Number n = read_number(value);
-  if (n.kind == Number::None) throw_invalid(op, "the fill value must be a number");
+  if (n.kind == Number::None)
+    throw_invalid_type(op, "the fill value must be a number", Py_TYPE(value.ptr())->tp_name);
   if (n.kind == Number::Int && !dtype_is_float(dt))
     return create(s, [&] { return full_int(s, n.i, dt, dev); });
+  if (n.kind == Number::BigInt && !dtype_is_float(dt))
+    throw_invalid(op, "the fill value " + py::repr(value).cast<std::string>() +
+                          " is out of range for dtype " + dtype_name(dt));
+  check_fill_value(op, n.f, dt);
   return create(s, [&] { return full(s, n.f, dt, dev); });
 }
 
@@ -380,7 +381,9 @@ Tensor arange_fn(py::handle a, py::handle b, py::handle step, py::handle dtype, 
   Number by = step.is_none() ? one : read_number(step);
   bool any_float = false;
   for (const Number* n : {&start, &stop, &by}) {
-    if (n->kind == Number::None) throw_invalid("arange", "start, stop and step must be numbers");
+    if (n->kind == Number::None)
+      throw Error(ErrorKind::InvalidType, "arange: start, stop and step must be numbers")
+          .with("op", std::string("arange"));
     any_float |= n->kind == Number::Float;
   }
   DType dt = dtype_or(dtype, any_float ? DType::F32 : DType::I64);

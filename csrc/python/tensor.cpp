@@ -59,7 +59,10 @@ py::object move_to_dtype(py::object self, py::handle dtype) {
 
 // t.to(device), t.to(dtype), t.to(device, dtype), t.to(dtype=..., device=...).
 py::object move_to(py::object self, const py::args& args, py::handle dtype, py::handle device) {
-  if (args.size() > 2) throw_invalid("to", "takes at most a device and a dtype");
+  if (args.size() > 2)
+    throw Error(ErrorKind::InvalidType, "to: takes at most a device and a dtype, got " +
+                                            std::to_string(args.size()) + " arguments")
+        .with("op", std::string("to"));
   py::object dev = py::reinterpret_borrow<py::object>(device);
   py::object dt = py::reinterpret_borrow<py::object>(dtype);
   for (py::handle a : args)
@@ -86,7 +89,9 @@ void bind_properties(py::class_<Tensor>& cls) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def_property_readonly("T", &reversed_dims, "The dims reversed (the transpose for 2-D).")
       .def("__len__", [](const Tensor& t) {
-        if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+        if (t.ndim() == 0)
+          throw Error(ErrorKind::InvalidType, "len() of a 0-d tensor; use t.numel()")
+              .with("op", std::string("len"));
         return t.shape()[0];
       });
 }
@@ -103,7 +108,8 @@ void bind_moves(py::class_<Tensor>& cls) {
       .def("clone", &copied)
       // copy.copy shares the storage like any view; deepcopy copies the elements.
       .def("__copy__", [](const Tensor& t) { return t; })
-      .def("__deepcopy__", [](const Tensor& t, py::handle) { return copied(t); }, py::arg("memo"));
+      .def(
+          "__deepcopy__", [](const Tensor& t, py::handle) { return copied(t); }, py::arg("memo"));
 }
 
 // ---- operators

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
 
@@ -70,6 +70,28 @@ def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
     )
 
 
+def _check_fits(arr: np.ndarray, target) -> None:
+    """Refuses values an integer dtype cannot hold, which numpy would wrap (300 -> 44)."""
+    if target.is_float or arr.size == 0 or arr.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(str(target))
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise InvalidArgumentError(
+                f"tensor: NaN and infinity have no {target} value", op="tensor"
+            )
+        lo, hi = np.trunc(arr.min()), np.trunc(arr.max())
+    else:
+        lo, hi = int(arr.min()), int(arr.max())
+    if lo < info.min or hi > info.max:
+        bad = lo if lo < info.min else hi
+        raise InvalidArgumentError(
+            f"tensor: the value {bad} is out of range for dtype {target} "
+            f"({info.min} to {info.max})",
+            op="tensor",
+        )
+
+
 def tensor(data, dtype=None, device=None) -> Tensor:
     """A new tensor from nested lists, a Python scalar, a numpy array or a Tensor.
 
@@ -86,6 +108,7 @@ def tensor(data, dtype=None, device=None) -> Tensor:
     target = _core._as_dtype(natural if dtype is None else dtype)
     # numpy has no bfloat16: go through float32 and convert in ember.
     host = "float32" if target == "bfloat16" else str(target)
+    _check_fits(arr, target)
     arr = np.asarray(arr, dtype=host, order="C")
     out = _core._from_numpy(arr, device)
     return out.to_dtype(target) if target == "bfloat16" else out
@@ -109,14 +132,17 @@ def _repr(self) -> str:
 def _iter(self):
     # Not a generator itself, so that iter() of a 0-d tensor fails at once, like numpy.
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
+        raise InvalidTypeError("iteration over a 0-d tensor", op="iter")
     return (self[i] for i in range(self.shape[0]))
 
 
 def _array(self, dtype=None, copy=None):
     # numpy's protocol: copy=False asks for no copy, which ember cannot give.
     if copy is False:
-        raise ValueError("ember tensors cannot be exported without a copy; use np.asarray(t)")
+        raise InvalidArgumentError(
+            "__array__: ember tensors cannot be exported without a copy; use np.asarray(t)",
+            op="__array__",
+        )
     arr = self.numpy()
     return arr if dtype is None else arr.astype(dtype, copy=False)
 

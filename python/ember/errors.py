@@ -23,6 +23,8 @@ __all__ = [
     "DeviceError",
     "InvalidArgumentError",
     "IndexOutOfRangeError",
+    "InvalidTypeError",
+    "InvalidIndexError",
 ]
 
 
@@ -124,5 +126,17 @@ class InvalidArgumentError(EmberError, ValueError):
 
 class IndexOutOfRangeError(EmberError, IndexError):
     """A dim or an index outside its range (``op``)."""
+
+    attributes = ("op",)
+
+
+class InvalidTypeError(EmberError, TypeError):
+    """An argument of the wrong type: a string or float where an int or shape goes (``op``)."""
+
+    attributes = ("op",)
+
+
+class InvalidIndexError(EmberError, IndexError):
+    """A key that cannot index a tensor: a string, a float, two ellipses (``op``)."""
 
     attributes = ("op",)
