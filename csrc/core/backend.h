@@ -158,6 +158,9 @@ class BackendStorage {
   // Copies to another device of the same kind (e.g. CUDA to CUDA); nullptr when the
   // backend cannot, so that Storage reports the move as not implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
+  // The elements' address when the host can use them in place (CPU memory), else nullptr:
+  // what a zero-copy export (DLPack) needs.
+  virtual void* host_address() { return nullptr; }
 };
 
 // How core finds a backend it does not know: each backend registers itself.
