@@ -89,7 +89,9 @@ def check_binary_result(op, name, got, na, nb):
 @pytest.mark.parametrize("op", BINARY)
 @settings(max_examples=25)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=4, min_side=0, max_side=4
+    ),
     layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -391,7 +393,9 @@ CMP = {
 @pytest.mark.parametrize("op", sorted(CMP))
 @settings(max_examples=15)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=4
+    ),
     layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -443,7 +447,9 @@ def test_comparisons_with_nan(device):
 
 @settings(max_examples=20)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4
+    ),
     layout=st.sampled_from(LAYOUTS),
     seed=st.integers(0, 2**32 - 1),
 )
