@@ -90,7 +90,9 @@ def check_binary_result(op, name, got, na, nb):
 @pytest.mark.parametrize("op", BINARY)
 @settings(max_examples=25)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=4, min_side=0, max_side=4
+    ),
     layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -392,7 +394,9 @@ CMP = {
 @pytest.mark.parametrize("op", sorted(CMP))
 @settings(max_examples=15)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=4
+    ),
     layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -444,7 +448,9 @@ def test_comparisons_with_nan(device):
 
 @settings(max_examples=20)
 @given(
-    shapes=mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=4),
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4
+    ),
     layout=st.sampled_from(LAYOUTS),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -458,6 +464,27 @@ def test_where(device, dtype, shapes, layout, seed):
     b, nb = make_view(rng, sb, dtype, device, "contiguous")
     got = ember.where(ember.tensor(cond, device=device), a, b)
     check_exact(got, np.where(cond != 0, na, nb), dtype, device)
+
+
+@settings(max_examples=20)
+@given(
+    shapes=mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4
+    ),
+    layouts=st.tuples(*[st.sampled_from(LAYOUTS)] * 3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_where_condition_dtypes_and_layouts(device, dtype, shapes, layouts, seed):
+    # here `dtype` is the condition's: any dtype, nonzero is true
+    if not require_dtype(device, dtype):
+        return
+    rng = np.random.default_rng(seed)
+    sc, sa, sb = shapes.input_shapes
+    cond, nc = make_view(rng, sc, dtype, device, layouts[0], kind="small")
+    a, na = make_view(rng, sa, "float32", device, layouts[1])
+    b, nb = make_view(rng, sb, "float32", device, layouts[2])
+    got = ember.where(cond, a, b)
+    check_exact(got, np.where(nc != 0, na, nb), "float32", device)
 
 
 def test_where_with_scalars_and_comparison(device, dtype, rng):

@@ -167,6 +167,9 @@ class BackendStorage {
   // queue and the result's last_write() is recorded there. nullptr when the backend
   // cannot (its DeviceKind says so), so that Storage reports the move as not implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
+  // The elements' address when the host can use them in place (CPU memory), else nullptr:
+  // what a zero-copy export (DLPack) needs.
+  virtual void* host_address() { return nullptr; }
 };
 
 // What core knows of a device kind, whether or not its backend is built into this ember:

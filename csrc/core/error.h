@@ -31,6 +31,7 @@ enum class ErrorKind {
   IndexOutOfRange,  // a dim or an index outside its range
   InvalidType,      // an argument of the wrong type: a string where a shape goes
   InvalidIndex,     // a key that cannot index a tensor: a string, a float, two ellipses
+  DLPack,           // a tensor DLPack cannot carry here: GPU memory, a dtype it lacks
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;

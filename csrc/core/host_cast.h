@@ -3,11 +3,38 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "dtype.h"
 
 namespace ember {
+
+// double -> float rounded to odd: truncated, with the last bit set when inexact. Rounding
+// that to a narrower format (half, bfloat16: 13+ bits shorter) is then correctly rounded,
+// where going through a round-to-nearest float would round twice (-159.6875 - eps: -159.75).
+inline float round_to_odd_float(double v) {
+  float f = float(v);
+  if (!std::isfinite(f) || double(f) == v) return f;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if (std::fabs(double(f)) > std::fabs(v)) --bits;  // step toward zero: truncation
+  bits |= 1u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// A half type (f16, bf16) from a double, rounded once, to nearest even.
+template <typename H>
+inline H half_from_double(double v) {
+  H h;
+  h.bits = H::from_float(round_to_odd_float(v));
+  return h;
+}
+
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
 // Float -> integer without undefined behaviour: NaN gives 0, out-of-range saturates.
 template <typename T>
@@ -17,6 +44,8 @@ inline T saturate_cast(double v) {
     if (v <= double(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
     if (v >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
     return T(v);
+  } else if constexpr (is_half_v<T>) {
+    return half_from_double<T>(v);
   } else {
     return T(float(v));
   }

@@ -67,8 +67,12 @@ Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {
   int64_t count = 1;
   for (int64_t d = 0; d < t.ndim(); ++d)
     if (mask[size_t(d)]) count *= t.shape()[size_t(d)];
-  Tensor s = reduce_masked(ReduceOp::Sum, t, mask, keepdim, t.dtype());
-  return affine(s, 1.0 / double(count), 0.0);
+  // A half sum overflows long before the mean does (12 x 5460 > 65504): sum in float32.
+  const bool half = t.dtype() == DType::F16 || t.dtype() == DType::BF16;
+  Tensor src = half ? to_dtype(t, DType::F32) : t;
+  Tensor s = reduce_masked(ReduceOp::Sum, src, mask, keepdim, src.dtype());
+  Tensor m = affine(s, 1.0 / double(count), 0.0);
+  return half ? to_dtype(m, t.dtype()) : m;
 }
 
 Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim) {

@@ -16,7 +16,9 @@ D convert(S x) {
     return x;
   } else if constexpr (is_float_v<S> && std::is_integral_v<D>) {
     return saturate_cast<D>(double(compute_t<S>(x)));
-  } else if constexpr (std::is_same_v<D, f16> || std::is_same_v<D, bf16>) {
+  } else if constexpr (is_half_v<D> && (std::is_same_v<S, double> || std::is_integral_v<S>)) {
+    return saturate_cast<D>(double(x));  // one rounding, not two through float
+  } else if constexpr (is_half_v<D>) {
     return D(float(compute_t<S>(x)));
   } else {
     return D(compute_t<S>(x));

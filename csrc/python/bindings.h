@@ -36,6 +36,7 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_index(py::class_<Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
+void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 
 // ---- errors.cpp
 // Makes `cls.__new__(cls)` (and cls()) raise InvalidTypeError saying `how` to get one:

@@ -26,6 +26,7 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::IndexOutOfRange: return "IndexOutOfRangeError";
     case ErrorKind::InvalidType: return "InvalidTypeError";
     case ErrorKind::InvalidIndex: return "InvalidIndexError";
+    case ErrorKind::DLPack: return "DLPackError";
   }
   return "EmberError";
 }

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from .errors import InvalidArgumentError, InvalidTypeError
+from .errors import DLPackError, InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
 
@@ -106,6 +106,10 @@ def tensor(data, dtype=None, device=None) -> Tensor:
     arr = _as_array(data)
     natural = _natural_dtype(arr, isinstance(data, (np.ndarray, np.generic)))
     target = _core._as_dtype(natural if dtype is None else dtype)
+    if target == "bfloat16" and arr.dtype.kind == "f" and arr.dtype.itemsize == 8:
+        # straight from float64 on the CPU: through float32 would round twice
+        out = _core._from_numpy(np.ascontiguousarray(arr), None).to_dtype(target)
+        return out if device is None else out.to_device(device)
     # numpy has no bfloat16: go through float32 and convert in ember.
     host = "float32" if target == "bfloat16" else str(target)
     _check_fits(arr, target)
@@ -115,8 +119,31 @@ def tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_dlpack(obj, dtype=None, device=None) -> Tensor:
-    """A tensor copied from any object with ``__dlpack__`` (through numpy: host memory)."""
-    return tensor(np.from_dlpack(obj), dtype=dtype, device=device)
+    """A tensor copied from a DLPack producer: any object with ``__dlpack__``, or a raw
+    capsule. Only CPU memory is read (others raise DLPackError, a BufferError)."""
+    if type(obj).__name__ == "PyCapsule":
+        capsule = obj
+    elif hasattr(obj, "__dlpack__"):
+        if hasattr(obj, "__dlpack_device__") and int(obj.__dlpack_device__()[0]) != 1:
+            raise DLPackError(
+                f"from_dlpack: the data is on DLPack device {tuple(obj.__dlpack_device__())}; "
+                "only CPU memory can be imported: move it to the CPU on the producer's side",
+                op="from_dlpack",
+            )
+        try:
+            capsule = obj.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer from before DLPack 1.0
+            capsule = obj.__dlpack__()
+    else:
+        raise InvalidTypeError(
+            f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got "
+            f"{type(obj).__name__}",
+            op="from_dlpack",
+        )
+    out = _core._from_dlpack_capsule(capsule)
+    if dtype is not None:
+        out = out.to_dtype(dtype)
+    return out if device is None else out.to_device(device)
 
 
 def _rebuild(array, dtype, device):
@@ -147,16 +174,6 @@ def _array(self, dtype=None, copy=None):
     return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
-def _dlpack(self, *, stream=None, **kwargs):
-    # A host copy: the capsule keeps the numpy array alive.
-    options = {k: v for k, v in kwargs.items() if v is not None}
-    return self.numpy().__dlpack__(**options)
-
-
-def _dlpack_device(self):
-    return (1, 0)  # kDLCPU: __dlpack__ exports a host copy
-
-
 def _reduce(self):
     device = self.device
     return (_rebuild, (self.numpy(), str(self.dtype), f"{device.kind}:{device.ordinal}"))
@@ -172,7 +189,5 @@ Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 Tensor.__iter__ = _iter
 Tensor.__array__ = _array
-Tensor.__dlpack__ = _dlpack
-Tensor.__dlpack_device__ = _dlpack_device
 Tensor.__reduce__ = _reduce
 Tensor.__format__ = _format

@@ -25,6 +25,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InvalidTypeError",
     "InvalidIndexError",
+    "DLPackError",
 ]
 
 
@@ -138,5 +139,11 @@ class InvalidTypeError(EmberError, TypeError):
 
 class InvalidIndexError(EmberError, IndexError):
     """A key that cannot index a tensor: a string, a float, two ellipses (``op``)."""
+
+    attributes = ("op",)
+
+
+class DLPackError(EmberError, BufferError):
+    """A tensor DLPack cannot carry: GPU memory, a dtype it lacks, a bad capsule (``op``)."""
 
     attributes = ("op",)

@@ -1,0 +1,212 @@
+// DLPack: CPU tensors export zero-copy through a capsule that keeps their storage alive;
+// import copies host memory from any producer. The structs follow the DLPack 1.0 ABI.
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+
+namespace ember::python {
+
+namespace {
+
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;  // in elements; nullptr means row-major
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+struct DLPackVersion {
+  uint32_t major, minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLMetal = 8;
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+constexpr uint64_t kFlagIsCopied = uint64_t(1) << 1;
+constexpr const char* kLegacy = "dltensor";
+constexpr const char* kVersioned = "dltensor_versioned";
+
+[[noreturn]] void throw_dlpack(const std::string& op, const std::string& why) {
+  throw Error(ErrorKind::DLPack, op + ": " + why).with("op", op);
+}
+
+DLDataType dl_dtype(DType d) {
+  switch (d) {
+    case DType::F32: return {kDLFloat, 32, 1};
+    case DType::F16: return {kDLFloat, 16, 1};
+    case DType::BF16: return {kDLBfloat, 16, 1};
+    case DType::F64: return {kDLFloat, 64, 1};
+    case DType::I64: return {kDLInt, 64, 1};
+    case DType::U32: return {kDLUInt, 32, 1};
+    case DType::U8: break;
+  }
+  return {kDLUInt, 8, 1};
+}
+
+std::optional<DType> ember_dtype(DLDataType t) {
+  if (t.lanes != 1) return std::nullopt;
+  for (DType d :
+       {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::U32, DType::U8}) {
+    DLDataType e = dl_dtype(d);
+    if (e.code == t.code && e.bits == t.bits) return d;
+  }
+  if (t.code == kDLBool && t.bits == 8) return DType::U8;  // bools are bytes of 0 or 1
+  return std::nullopt;
+}
+
+// What one exported capsule owns: the storage (kept alive) and the shape and strides.
+struct Export {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  Strides strides;
+  DLManagedTensor legacy{};
+  DLManagedTensorVersioned versioned{};
+};
+
+template <typename Managed>
+void delete_export(Managed* m) {
+  delete static_cast<Export*>(m->manager_ctx);
+}
+
+// A capsule never consumed still owns its tensor: free it with the capsule.
+template <typename Managed>
+void destroy_unused(PyObject* capsule, const char* name) {
+  if (!PyCapsule_IsValid(capsule, name)) return;  // consumed: renamed "used_..."
+  auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if (m && m->deleter) m->deleter(m);
+}
+
+int32_t dl_device_type(const BackendDevice& d) {
+  std::string kind = d.kind();
+  return kind == "cpu" ? kDLCPU : kind == "cuda" ? kDLCUDA : kDLMetal;
+}
+
+void check_request(const Tensor& t, py::handle stream, py::handle dl_device) {
+  if (!t.storage()->impl().host_address())
+    throw_dlpack("__dlpack__", "a tensor on " + t.device()->describe() +
+                                   " cannot be shared through DLPack: its memory is not host "
+                                   "memory. Copy it to the CPU first: t.to_device(\"cpu\")");
+  if (!stream.is_none()) throw_dlpack("__dlpack__", "a CPU tensor takes no stream (stream=None)");
+  if (!dl_device.is_none()) {
+    auto dev = dl_device.cast<std::pair<int64_t, int64_t>>();
+    if (dev.first != kDLCPU || dev.second != 0)
+      throw_dlpack("__dlpack__",
+                   "this tensor lives in CPU memory (dl_device=(1, 0)); move it "
+                   "with ember instead of asking DLPack for another device");
+  }
+}
+
+py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_version,
+                         py::handle dl_device, py::handle copy) {
+  check_request(self, stream, dl_device);
+  const bool copied = !copy.is_none() && copy.cast<bool>();
+  Tensor t = copied ? clone(self) : self;
+  auto* e = new Export{t.storage(), t.shape(), t.layout().strides()};
+  DLTensor dl{};
+  dl.data = static_cast<char*>(t.storage()->impl().host_address()) +
+            t.layout().offset() * int64_t(dtype_size(t.dtype()));
+  dl.device = {kDLCPU, 0};
+  dl.ndim = int32_t(t.ndim());
+  dl.dtype = dl_dtype(t.dtype());
+  dl.shape = e->shape.data();
+  dl.strides = e->strides.data();
+  const bool versioned =
+      !max_version.is_none() && max_version.cast<std::pair<int64_t, int64_t>>().first >= 1;
+  if (versioned) {
+    e->versioned = {
+        {1, 0}, e, &delete_export<DLManagedTensorVersioned>, copied ? kFlagIsCopied : 0, dl};
+    return py::reinterpret_steal<py::object>(PyCapsule_New(
+        &e->versioned, kVersioned,
+        [](PyObject* c) { destroy_unused<DLManagedTensorVersioned>(c, kVersioned); }));
+  }
+  e->legacy = {dl, e, &delete_export<DLManagedTensor>};
+  return py::reinterpret_steal<py::object>(PyCapsule_New(
+      &e->legacy, kLegacy, [](PyObject* c) { destroy_unused<DLManagedTensor>(c, kLegacy); }));
+}
+
+// A CPU tensor with a copy of the producer's elements (any strides, negative included).
+Tensor copy_in(const DLTensor& dl) {
+  if (dl.device.device_type != kDLCPU)
+    throw_dlpack("from_dlpack", "only CPU memory can be imported (DLPack device type " +
+                                    std::to_string(dl.device.device_type) +
+                                    "); move the data to the CPU on the producer's side first");
+  std::optional<DType> dtype = ember_dtype(dl.dtype);
+  if (!dtype)
+    throw_dlpack("from_dlpack", "DLPack dtype (code " + std::to_string(dl.dtype.code) + ", " +
+                                    std::to_string(dl.dtype.bits) + " bits, " +
+                                    std::to_string(dl.dtype.lanes) +
+                                    " lanes) has no ember dtype; convert it on the producer's "
+                                    "side, e.g. to float32 or int64");
+  Shape shape(dl.shape, dl.shape + dl.ndim);
+  const char* base = static_cast<const char*>(dl.data) + dl.byte_offset;
+  Layout view =
+      dl.strides ? Layout(shape, Strides(dl.strides, dl.strides + dl.ndim), 0) : Layout(shape);
+  auto [lo, hi] = view.extent();  // lo < 0 for negative strides
+  const DevicePtr& cpu = cpu_device();
+  Tensor span = from_host(base + lo * int64_t(dtype_size(*dtype)), {hi - lo}, *dtype, cpu);
+  return contiguous(span.view_as(Layout(shape, view.strides(), -lo)));
+}
+
+template <typename Managed>
+Tensor consume(PyObject* capsule, const char* name, const char* used_name) {
+  auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>)
+    if (m->version.major != 1)
+      throw_dlpack("from_dlpack", "DLPack version " + std::to_string(m->version.major) +
+                                      " is not supported (ember reads 1.x)");
+  Tensor out = [&] {
+    py::gil_scoped_release release;
+    return copy_in(m->dl_tensor);
+  }();
+  PyCapsule_SetName(capsule, used_name);  // the protocol's mark of a consumed capsule
+  if (m->deleter) m->deleter(m);          // copied: the producer's memory is no longer needed
+  return out;
+}
+
+Tensor from_capsule(py::handle capsule) {
+  PyObject* c = capsule.ptr();
+  if (PyCapsule_IsValid(c, kVersioned))
+    return consume<DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
+  if (PyCapsule_IsValid(c, kLegacy)) return consume<DLManagedTensor>(c, kLegacy, "used_dltensor");
+  throw_dlpack("from_dlpack",
+               "expected an unused DLPack capsule (\"dltensor\" or "
+               "\"dltensor_versioned\"); a capsule can be consumed only once");
+}
+
+}  // namespace
+
+void bind_dlpack(py::module_& m, py::class_<Tensor>& cls) {
+  cls.def("__dlpack__", &dlpack_export, py::kw_only(), py::arg("stream") = py::none(),
+          py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+          py::arg("copy") = py::none(),
+          "A DLPack capsule viewing this CPU tensor's memory (no copy unless copy=True).");
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    return py::make_tuple(dl_device_type(*t.device()), t.device()->ordinal());
+  });
+  m.def("_from_dlpack_capsule", &from_capsule, py::arg("capsule"));
+}
+
+}  // namespace ember::python

@@ -1,0 +1,139 @@
+"""DLPack both ways: CPU tensors export zero-copy keeping their dtype (bfloat16 included)
+and their storage alive; GPU tensors refuse with DLPackError (a BufferError); import takes
+objects with __dlpack__ and raw capsules, every dtype ember has, CPU memory only."""
+
+from __future__ import annotations
+
+import gc
+
+import ember
+import numpy as np
+import pytest
+from helpers import DTYPES, NP_DTYPE
+
+NUMPY_DTYPES = [d for d in DTYPES if d != "bfloat16"]
+
+
+def test_dlpack_device_is_cpu():
+    assert ember.zeros(2).__dlpack_device__() == (1, 0)
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_numpy_reads_ember_without_copy(dtype):
+    t = ember.arange(6).to_dtype(dtype).reshape(2, 3)
+    a = np.from_dlpack(t)
+    assert a.dtype == NP_DTYPE[dtype] and a.shape == (2, 3)
+    np.testing.assert_array_equal(a, t.numpy())
+    t[0, 0] = 5  # the same memory
+    assert a[0, 0] == 5
+
+
+def test_export_of_views_keeps_strides_and_offset():
+    t = ember.arange(24).to_dtype("float32").reshape(4, 6)
+    for view, ref in [(t.T, np.arange(24.0).reshape(4, 6).T), (t[1:, ::2], None)]:
+        expected = view.numpy() if ref is None else ref
+        np.testing.assert_array_equal(np.from_dlpack(view), expected)
+
+
+def test_export_keeps_the_storage_alive():
+    a = np.from_dlpack(ember.arange(1000).to_dtype("float64") + 1)
+    gc.collect()
+    ember.zeros(1000, dtype="float64") + 7  # reuse of freed memory would show here
+    np.testing.assert_array_equal(a, np.arange(1000.0) + 1)
+
+
+def test_copy_true_exports_a_copy():
+    t = ember.zeros(3)
+    a = np.from_dlpack(t, copy=True)
+    t[0] = 1.0
+    assert a[0] == 0.0
+
+
+def test_versioned_and_legacy_capsules():
+    t = ember.arange(3)
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor"' in repr(t.__dlpack__())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_raw_capsule_round_trip_keeps_every_dtype(dtype):
+    t = ember.arange(5).to_dtype(dtype)
+    for capsule in (t.__dlpack__(), t.__dlpack__(max_version=(1, 0))):
+        back = ember.from_dlpack(capsule)
+        assert back.dtype == getattr(ember, dtype)
+        np.testing.assert_array_equal(back.numpy(), t.numpy())
+
+
+def test_a_capsule_is_consumed_once():
+    capsule = ember.zeros(2).__dlpack__()
+    ember.from_dlpack(capsule)
+    with pytest.raises(ember.DLPackError):
+        ember.from_dlpack(capsule)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int64", "uint32", "uint8"])
+def test_ember_reads_numpy(dtype):
+    a = np.arange(12, dtype=dtype).reshape(3, 4)
+    for src in (a, a.T, a[::-1, 1::2]):
+        t = ember.from_dlpack(src)
+        assert t.dtype == getattr(ember, dtype)
+        np.testing.assert_array_equal(t.numpy(), src)
+
+
+def test_ember_reads_numpy_bool_as_uint8_and_refuses_int32():
+    assert ember.from_dlpack(np.array([True, False])).dtype == ember.uint8
+    with pytest.raises(ember.DLPackError) as info:
+        ember.from_dlpack(np.zeros(2, np.int32))
+    assert isinstance(info.value, BufferError) and "no ember dtype" in str(info.value)
+
+
+def test_from_dlpack_dtype_and_device(device):
+    t = ember.from_dlpack(np.arange(3.0), dtype="float32", device=device)
+    assert t.dtype == ember.float32 and t.device.same_device(device)
+
+
+def test_gpu_tensors_refuse_and_name_the_route(device):
+    t = ember.zeros(2, device=device)
+    if device.kind == "cpu":
+        assert np.from_dlpack(t).shape == (2,)
+        return
+    assert t.__dlpack_device__()[0] != 1
+    with pytest.raises(ember.DLPackError) as info:
+        t.__dlpack__()
+    assert isinstance(info.value, BufferError) and 't.to_device("cpu")' in str(info.value)
+
+
+class ForeignGpuArray:
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("must not be asked for data")
+
+
+def test_import_refuses_non_cpu_memory():
+    with pytest.raises(ember.DLPackError):
+        ember.from_dlpack(ForeignGpuArray())
+
+
+def test_import_refuses_objects_without_dlpack():
+    with pytest.raises(ember.InvalidTypeError):
+        ember.from_dlpack([1, 2])
+
+
+def test_export_refuses_streams_and_other_devices():
+    t = ember.zeros(2)
+    with pytest.raises(ember.DLPackError):
+        t.__dlpack__(stream=1)
+    with pytest.raises(ember.DLPackError):
+        t.__dlpack__(dl_device=(2, 0))
+    assert t.__dlpack__(dl_device=(1, 0)) is not None
+
+
+def test_torch_both_ways():
+    torch = pytest.importorskip("torch")  # the numpy tests above cover the rest
+    t = ember.arange(4).to_dtype("bfloat16")
+    x = torch.from_dlpack(t)
+    assert x.dtype == torch.bfloat16 and x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    back = ember.from_dlpack(torch.arange(4, dtype=torch.bfloat16))
+    assert back.dtype == ember.bfloat16 and back.tolist() == [0.0, 1.0, 2.0, 3.0]
