@@ -1,6 +1,7 @@
 #include "buffer_pool.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ember::metal {
 
@@ -48,12 +49,18 @@ void BufferPool::note_peak_locked() {
 }
 
 void BufferPool::clear() {
-  std::multimap<size_t, Entry> dropped;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    dropped.swap(free_);
-    allocated_bytes_ -= pooled_bytes_;
-    pooled_bytes_ = 0;
+  std::vector<std::shared_ptr<rt::Buffer>> dropped;  // freed after the lock is released
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = free_.begin(); it != free_.end();) {
+    const EventPtr& last_use = it->second.last_use;
+    if (last_use && !last_use->completed()) {
+      ++it;
+      continue;
+    }
+    allocated_bytes_ -= int64_t(it->first);
+    pooled_bytes_ -= int64_t(it->first);
+    dropped.push_back(std::move(it->second.buffer));
+    it = free_.erase(it);
   }
 }
 

@@ -25,7 +25,8 @@ class BufferPool {
   void give(std::shared_ptr<rt::Buffer> buffer, EventPtr last_use);
   // Counts a buffer the device allocated fresh (for the statistics).
   void note_allocated(size_t bytes);
-  // Drops every pooled buffer; the caller waited for the queue first.
+  // Drops every pooled buffer whose last use has completed; the others are still bound
+  // by queued work (another thread may queue more while the caller waits).
   void clear();
   std::map<std::string, int64_t> stats() const;
 
