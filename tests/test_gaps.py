@@ -48,10 +48,11 @@ def test_softmax_of_empty_tensors_is_empty(device, shape, dim, op):
 
 @pytest.mark.parametrize("op", ["gelu", "silu"])
 def test_gelu_silu_at_large_magnitudes(device, op):
-    got = getattr(ember, op)(ember.tensor([math.inf, 1e30, -1e4, -100.0], device=device))
-    values = got.tolist()
+    x = [math.inf, 1e30, -1e4, -100.0, -math.inf]
+    values = getattr(ember, op)(ember.tensor(x, device=device)).tolist()
     assert values[0] == math.inf and values[1] > 1e29
     assert abs(values[2]) < 1e-30 and abs(values[3]) < 1e-30
+    assert values[4] == 0.0 and math.copysign(1.0, values[4]) == -1.0  # -0, as PyTorch
 
 
 def test_memory_stats_count_known_allocations(device):

@@ -96,8 +96,10 @@ EMBER_CPU_FLOAT_OP(Tan, std::tan(x))
 EMBER_CPU_FLOAT_OP(Tanh, std::tanh(x))
 EMBER_CPU_FLOAT_OP(Erf, std::erf(x))
 // the exact (erf) form, as PyTorch's default
-EMBER_CPU_FLOAT_OP(Gelu, C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
-EMBER_CPU_FLOAT_OP(Silu, x / (C(1) + std::exp(-x)))
+// -inf * 0 would be NaN: at -inf gelu and silu tend to -0 (PyTorch's result)
+EMBER_CPU_FLOAT_OP(Gelu, x == -INFINITY ? C(-0.0)
+                                        : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
+EMBER_CPU_FLOAT_OP(Silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_FLOAT_OP
 

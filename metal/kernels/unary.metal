@@ -284,13 +284,16 @@ struct UnaryTanh {
     return isnan(x) ? x : tanh(clamp(x, -20.0f, 20.0f));
   }
 };
+// gelu and silu tend to -0 at -inf (where -inf * 0 would be NaN), as the CPU
 struct UnaryGelu {  // the exact (erf) form, as the CPU and PyTorch's default
   float operator()(float x, constant UnaryKParams& p) {
-    return 0.5f * x * (1.0f + ew_erf(x * 0.7071067811865476f));
+    return x == -INFINITY ? -0.0f : 0.5f * x * (1.0f + ew_erf(x * 0.7071067811865476f));
   }
 };
 struct UnarySilu {
-  float operator()(float x, constant UnaryKParams& p) { return x / (1.0f + exp(-x)); }
+  float operator()(float x, constant UnaryKParams& p) {
+    return x == -INFINITY ? -0.0f : x / (1.0f + exp(-x));
+  }
 };
 struct UnarySigmoid {
   float operator()(float x, constant UnaryKParams& p) { return 1.0f / (1.0f + exp(-x)); }
