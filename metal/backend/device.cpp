@@ -1,5 +1,7 @@
 // MetalDevice: one queue per instance, command buffers batched and committed at waits,
 // pooled buffers, per-instance libraries and pipelines; and registration with core.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -17,15 +19,30 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+std::string fork_advice(int64_t owner_pid) {
+  return "opened by process " + std::to_string(owner_pid) +
+         ", and a forked child cannot use it (its queue's threads and Metal's state do not "
+         "survive fork). Start worker processes with the 'spawn' start method "
+         "(multiprocessing.get_context(\"spawn\")) and open the device there";
+}
+
 }  // namespace
 
 MetalDevice::MetalDevice(int64_t ordinal, std::shared_ptr<rt::Device> gpu)
     : ordinal_(ordinal),
+      owner_pid_(getpid()),
       gpu_(std::move(gpu)),
       queue_(gpu_->new_queue()),
       completed_seq_(std::make_shared<std::atomic<uint64_t>>(0)) {}
 
 MetalDevice::~MetalDevice() {
+  if (getpid() != owner_pid_) {
+    // A forked child: the queue's worker is in the parent, so waiting or joining it would
+    // hang. Leave its state to the process's exit.
+    (void)queue_.release();
+    (void)open_.release();
+    return;
+  }
   try {
     synchronize();  // the queue's worker must not outlive the buffers it uses
   } catch (...) {
@@ -60,9 +77,18 @@ const rt::Pipeline& MetalDevice::pipeline(const char* family, const std::string&
   }
 }
 
+void MetalDevice::check_process(const std::string& op) const {
+  if (getpid() != owner_pid_)
+    throw Error(ErrorKind::Device, describe() + ": cannot " + op +
+                                       " in this process: the device was " +
+                                       fork_advice(owner_pid_) + ".")
+        .with("device", std::const_pointer_cast<BackendDevice>(shared_from_this()));
+}
+
 void MetalDevice::dispatch(const char* family, const std::string& kernel,
                            const KernelBuffers& buffers, const void* params, size_t params_size,
                            rt::Size3 groups, rt::Size3 group_size) {
+  check_process("run kernel " + kernel);
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // nothing to run
   const rt::Pipeline& p = pipeline(family, kernel);
   const uint64_t lanes = uint64_t(group_size.x) * group_size.y * group_size.z;
@@ -75,7 +101,7 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
   std::vector<rt::BufferArg> args;
   args.reserve(buffers.size());
   for (const MetalStorage* s : buffers) args.push_back(rt::BufferArg{s->buffer(), 0});
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (!open_) open_ = queue_->command_buffer();
   try {
     open_->dispatch(p, args, params, params_size, groups, group_size);
@@ -86,7 +112,23 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
   }
   for (size_t i = 0; i < buffers.size(); ++i)
     buffers[i]->note_use(open_seq_, /*write=*/i + 1 == buffers.size());
-  if (++open_dispatches_ >= kDispatchesPerCommandBuffer) commit_locked();
+  if (++open_dispatches_ < kDispatchesPerCommandBuffer) return;
+  commit_locked();
+  lock.unlock();
+  throttle();
+}
+
+void MetalDevice::throttle() {
+  // As a GPU queue does: without a bound, a loop of ops would queue (and allocate) ahead
+  // of the device without limit.
+  std::shared_ptr<rt::CommandBuffer> oldest;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    drop_finished_locked();
+    if (in_flight_.size() <= kMaxCommandBuffersInFlight) return;
+    oldest = in_flight_.front().cb;
+  }
+  oldest->wait();
 }
 
 void MetalDevice::commit_locked() {
@@ -111,6 +153,7 @@ void MetalDevice::drop_finished_locked() {
 }
 
 void MetalDevice::synchronize() {
+  check_process("synchronize");
   std::vector<std::shared_ptr<rt::CommandBuffer>> waiting;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -137,6 +180,7 @@ void MetalDevice::raise_pending_error() {
 }
 
 std::shared_ptr<rt::Buffer> MetalDevice::acquire(size_t bytes) {
+  check_process("allocate " + std::to_string(bytes) + " bytes");
   const size_t cls = BufferPool::size_class(bytes);
   if (auto b = pool_.take(cls)) return b;
   std::shared_ptr<rt::Buffer> b = gpu_->new_buffer(cls);
@@ -205,7 +249,12 @@ namespace {
 std::shared_ptr<rt::Device> open_gpu(int64_t ordinal) {
   static std::mutex mu;
   static std::map<int64_t, std::shared_ptr<rt::Device>> gpus;
+  static const int64_t opened_by = getpid();  // the process that first opened a GPU
   std::lock_guard<std::mutex> lock(mu);
+  if (getpid() != opened_by)
+    throw Error(ErrorKind::Device, "cannot open metal:" + std::to_string(ordinal) +
+                                       " in this forked child: Metal was first " +
+                                       fork_advice(opened_by) + ".");
   auto& slot = gpus[ordinal];
   if (!slot) slot = rt::system_runtime().open(ordinal);
   return slot;

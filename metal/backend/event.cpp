@@ -37,6 +37,7 @@ EventPtr MetalDevice::event_at(uint64_t seq) {
 
 void MetalDevice::wait_for(uint64_t seq) {
   if (seq == 0) return;
+  check_process("wait for its queue");
   std::vector<std::shared_ptr<rt::CommandBuffer>> waiting;  // `seq` and those before it
   {
     std::lock_guard<std::mutex> lock(mu_);

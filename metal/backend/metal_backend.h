@@ -86,6 +86,8 @@ class MetalDevice : public BackendDevice {
 
   static constexpr uint32_t kElementwiseGroup = 256;
   static constexpr int kDispatchesPerCommandBuffer = 32;
+  // Committed command buffers a queue may run behind before the host waits for the oldest.
+  static constexpr size_t kMaxCommandBuffersInFlight = 3;
 
  private:
   struct InFlight {
@@ -95,8 +97,12 @@ class MetalDevice : public BackendDevice {
   void commit_locked();         // mu_ held
   void drop_finished_locked();  // mu_ held: forgets completed buffers, keeps their errors
   void raise_pending_error();   // DeviceError for a failed command buffer nobody saw yet
+  void throttle();              // mu_ not held: waits while too much work is in flight
+  // DeviceError naming `op` in a forked child: the queue's threads stay in the parent.
+  void check_process(const std::string& op) const;
 
   int64_t ordinal_;
+  int64_t owner_pid_;  // the process that opened it
   std::shared_ptr<rt::Device> gpu_;
   std::unique_ptr<rt::Queue> queue_;
   mutable std::mutex mu_;  // guards the open command buffer, counters, libraries, pipelines
