@@ -84,13 +84,14 @@ def test_a_long_loop_of_ops_keeps_memory_flat():
 def test_a_forked_child_gets_device_error_not_a_hang():
     r = run_python(
         """
-        import os, sys
+        import os, signal, sys
         import ember, numpy as np
 
         d = ember.device("metal")
         a = ember.ones(1000, device=d) + 1
         pid = os.fork()
         if pid == 0:
+            signal.alarm(20)  # a hang kills the child (SIGALRM), so the test fails, not hangs
             out = []
             for name, use in [
                 ("inherited", lambda: (a + 1).numpy()),

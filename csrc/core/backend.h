@@ -118,7 +118,8 @@ class BackendStorage {
   // pending. copy_to_peer makes the destination queue wait on it.
   virtual EventPtr last_write() const { return nullptr; }
   // The elements in host memory, for backends whose storages live there (the DeviceKind's
-  // `host`); nullptr otherwise. Moves read and write it directly, without staging.
+  // `host`); nullptr otherwise. Moves read and write it directly, without staging, and
+  // DLPack exports it zero-copy.
   virtual void* host_memory() { return nullptr; }
   virtual const void* host_memory() const { return nullptr; }
 
@@ -167,9 +168,6 @@ class BackendStorage {
   // queue and the result's last_write() is recorded there. nullptr when the backend
   // cannot (its DeviceKind says so), so that Storage reports the move as not implemented.
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
-  // The elements' address when the host can use them in place (CPU memory), else nullptr:
-  // what a zero-copy export (DLPack) needs.
-  virtual void* host_address() { return nullptr; }
 };
 
 // What core knows of a device kind, whether or not its backend is built into this ember:

@@ -34,7 +34,6 @@ class CpuStorage : public BackendStorage {
   int64_t numel() const override { return numel_; }
   const DevicePtr& device() const override { return device_; }
   void* data() { return data_; }
-  void* host_address() override { return data_; }
   const void* data() const { return data_; }
   template <typename T>
   T* ptr() {

@@ -105,7 +105,7 @@ int32_t dl_device_type(const BackendDevice& d) {
 }
 
 void check_request(const Tensor& t, py::handle stream, py::handle dl_device) {
-  if (!t.storage()->impl().host_address())
+  if (!t.storage()->impl().host_memory())
     throw_dlpack("__dlpack__", "a tensor on " + t.device()->describe() +
                                    " cannot be shared through DLPack: its memory is not host "
                                    "memory. Copy it to the CPU first: t.to_device(\"cpu\")");
@@ -126,7 +126,7 @@ py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_v
   Tensor t = copied ? clone(self) : self;
   auto* e = new Export{t.storage(), t.shape(), t.layout().strides()};
   DLTensor dl{};
-  dl.data = static_cast<char*>(t.storage()->impl().host_address()) +
+  dl.data = static_cast<char*>(t.storage()->impl().host_memory()) +
             t.layout().offset() * int64_t(dtype_size(t.dtype()));
   dl.device = {kDLCPU, 0};
   dl.ndim = int32_t(t.ndim());
