@@ -38,10 +38,16 @@ fi
 FLAGS=(-x objective-c++ -std=gnu++17 -fsyntax-only -fobjc-runtime=gnustep-2.0 -fobjc-arc
   -fblocks -Werror -Wall -Wextra -Wno-unused-parameter -I metal/stubs -I csrc -I metal)
 
-# Compiles one file; prints clang's output. Fails on a non-zero status or any output at all.
+# SDK profiles of the stubs: the macOS 15 SDK, and an older one without the API that only
+# the 15 SDK declares (mathMode, ...), as a Mac with Xcode 15 or earlier builds against.
+PROFILES=("sdk15:-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000"
+  "sdk14:-D__MAC_OS_X_VERSION_MAX_ALLOWED=140000")
+
+# Compiles one file under one profile's flag; prints clang's output. Fails on a non-zero
+# status or any output at all.
 check_file() {
-  local file="$1" out status=0
-  out="$("$CXX" "${FLAGS[@]}" "$file" 2>&1)" || status=$?
+  local file="$1" profile_flag="${2:--D__MAC_OS_X_VERSION_MAX_ALLOWED=150000}" out status=0
+  out="$("$CXX" "${FLAGS[@]}" "$profile_flag" "$file" 2>&1)" || status=$?
   if [[ $status -ne 0 || -n "$out" ]]; then
     printf '%s\n' "$out"
     return 1
@@ -56,14 +62,16 @@ run_check() {
     return 1
   fi
   for f in "${files[@]}"; do
-    if check_file "$f"; then
-      echo "check_objc: ok    $f"
-    else
-      echo "check_objc: FAIL  $f" >&2
-      failed=1
-    fi
+    for p in "${PROFILES[@]}"; do
+      if check_file "$f" "${p#*:}"; then
+        echo "check_objc: ok    $f (${p%%:*})"
+      else
+        echo "check_objc: FAIL  $f (${p%%:*})" >&2
+        failed=1
+      fi
+    done
   done
-  echo "check_objc: ${#files[@]} file(s) with $("$CXX" --version | head -n1) in $((SECONDS - start))s"
+  echo "check_objc: ${#files[@]} file(s) x ${#PROFILES[@]} SDK profiles with $("$CXX" --version | head -n1) in $((SECONDS - start))s"
   return $failed
 }
 
@@ -89,6 +97,11 @@ BAD_SNIPPETS=(
   "unknown property|property 'statuss' not found|(void)command_buffer.statuss;"
 )
 
+# Rejected under the older SDK profile only (the same body is fine with the macOS 15 SDK).
+OLD_SDK_SNIPPETS=(
+  "15-only API without an SDK guard|property 'mathMode' not found|MTLCompileOptions* o = [[MTLCompileOptions alloc] init]; if (@available(macOS 15.0, *)) o.mathMode = MTLMathModeSafe;"
+)
+
 GOOD_SNIPPET='
   @autoreleasepool {
     id<MTLBuffer> b = [device newBufferWithLength:16 options:MTLResourceStorageModeShared];
@@ -102,29 +115,35 @@ GOOD_SNIPPET='
   }'
 
 run_self_test() {
-  local dir entry name pattern body out status failed=0
+  local dir entry name pattern body out status failed=0 p profile flag
   dir="$(mktemp -d)"
   trap 'rm -rf "$dir"' RETURN
 
   printf '%s\n%s\n}\n' "$PRELUDE" "$GOOD_SNIPPET" >"$dir/good.mm"
-  if out="$(check_file "$dir/good.mm")"; then
-    echo "self-test: ok    accepted: correct use of the same API"
-  else
-    echo "self-test: FAIL  the correct snippet was rejected:" >&2
-    printf '%s\n' "$out" >&2
-    failed=1
-  fi
+  for p in "${PROFILES[@]}"; do
+    if out="$(check_file "$dir/good.mm" "${p#*:}")"; then
+      echo "self-test: ok    accepted: correct use of the same API (${p%%:*})"
+    else
+      echo "self-test: FAIL  the correct snippet was rejected (${p%%:*}):" >&2
+      printf '%s\n' "$out" >&2
+      failed=1
+    fi
+  done
 
-  for entry in "${BAD_SNIPPETS[@]}"; do
+  for entry in "${BAD_SNIPPETS[@]/#/sdk15:}" "${OLD_SDK_SNIPPETS[@]/#/sdk14:}"; do
+    profile="${entry%%:*}"
+    entry="${entry#*:}"
     name="${entry%%|*}"
     entry="${entry#*|}"
     pattern="${entry%%|*}"
     body="${entry#*|}"
     printf '%s\n  %s\n}\n' "$PRELUDE" "$body" >"$dir/bad.mm"
+    flag=-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000
+    [[ $profile == sdk14 ]] && flag=-D__MAC_OS_X_VERSION_MAX_ALLOWED=140000
     status=0
-    out="$("$CXX" "${FLAGS[@]}" "$dir/bad.mm" 2>&1)" || status=$?
+    out="$("$CXX" "${FLAGS[@]}" "$flag" "$dir/bad.mm" 2>&1)" || status=$?
     if [[ $status -ne 0 ]] && grep -qF -- "$pattern" <<<"$out"; then
-      echo "self-test: ok    rejected: $name"
+      echo "self-test: ok    rejected: $name ($profile)"
     else
       echo "self-test: FAIL  not rejected as expected: $name (wanted \"$pattern\")" >&2
       printf '%s\n' "$out" >&2

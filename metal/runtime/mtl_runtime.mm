@@ -234,16 +234,19 @@ MTLCompileOptions* compile_options() {
   // 2.4 (macOS 12+) covers what the kernels use: templates with host_name, simd-group
   // functions, 64-bit integers. Older systems keep their own newest version.
   if (@available(macOS 12.0, iOS 15.0, *)) options.languageVersion = MTLLanguageVersion2_4;
+  // mathMode and friends exist only in the macOS 15 SDK: an older SDK must not see them.
+#if defined(__MAC_OS_X_VERSION_MAX_ALLOWED) && __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
   if (@available(macOS 15.0, iOS 18.0, *)) {
     options.mathMode = MTLMathModeSafe;
     options.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
-  } else {
-    // The pre-15 switch for both of the above; deprecated from 15, where it is not reached.
+    return options;
+  }
+#endif
+  // The pre-15 switch for both of the above; deprecated from 15, where it is not reached.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
-    options.fastMathEnabled = NO;
+  options.fastMathEnabled = NO;
 #pragma clang diagnostic pop
-  }
   return options;
 }
 
