@@ -8,6 +8,9 @@
 #                                         be rejected (for the expected reason), a good one
 #                                         must pass
 #
+# It also checks that every Objective-C message is sent inside an @autoreleasepool
+# (metal/check_autorelease.py over clang's AST): Python threads have no run loop to drain one.
+#
 # Exit status: 0 clean, 1 diagnostics (or a self-test that did not behave), 2 no clang++.
 # CLANGXX=/path/to/clang++ overrides the compiler search.
 set -euo pipefail
@@ -54,6 +57,11 @@ check_file() {
   fi
 }
 
+# Every message send inside an @autoreleasepool of its own function (check_autorelease.py).
+check_pools() {
+  "$CXX" "${FLAGS[@]}" -Xclang -ast-dump "$1" | python3 metal/check_autorelease.py
+}
+
 run_check() {
   local files=() f failed=0 start=$SECONDS
   while IFS= read -r -d '' f; do files+=("$f"); done < <(find metal -name '*.mm' -print0 | sort -z)
@@ -70,6 +78,12 @@ run_check() {
         failed=1
       fi
     done
+    if check_pools "$f"; then
+      echo "check_objc: ok    $f (autorelease pools)"
+    else
+      echo "check_objc: FAIL  $f (autorelease pools)" >&2
+      failed=1
+    fi
   done
   echo "check_objc: ${#files[@]} file(s) x ${#PROFILES[@]} SDK profiles with $("$CXX" --version | head -n1) in $((SECONDS - start))s"
   return $failed
@@ -97,6 +111,12 @@ BAD_SNIPPETS=(
   "unknown property|property 'statuss' not found|(void)command_buffer.statuss;"
 )
 
+# Rejected by the pool check (they compile): name | regex of its report | body.
+POOL_SNIPPETS=(
+  "message outside a pool|[... newBufferWithLength:options:] in snippet outside|(void)[device newBufferWithLength:16 options:MTLResourceStorageModeShared];"
+  "block without its own pool|a call in a block outside|@autoreleasepool { [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) { (void)done; snippet(device, encoder, command_buffer, library, state, buffer); }]; }"
+)
+
 # Rejected under the older SDK profile only (the same body is fine with the macOS 15 SDK).
 OLD_SDK_SNIPPETS=(
   "15-only API without an SDK guard|property 'mathMode' not found|MTLCompileOptions* o = [[MTLCompileOptions alloc] init]; if (@available(macOS 15.0, *)) o.mathMode = MTLMathModeSafe;"
@@ -109,7 +129,9 @@ GOOD_SNIPPET='
     [encoder setComputePipelineState:state];
     [encoder setBuffer:buffer offset:0 atIndex:0];
     [encoder dispatchThreadgroups:MTLSizeMake(16, 1, 1) threadsPerThreadgroup:MTLSizeMake(32, 1, 1)];
-    [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) { (void)done.status; }];
+    [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) {
+      @autoreleasepool { (void)done.status; }
+    }];
     NSString* name = [[NSString alloc] initWithBytes:"k" length:1 encoding:NSUTF8StringEncoding];
     (void)[library newFunctionWithName:name];
   }'
@@ -150,7 +172,44 @@ run_self_test() {
       failed=1
     fi
   done
+
+  if out="$(check_pools "$dir/good.mm")"; then
+    echo "self-test: ok    accepted by the pool check: the correct snippet"
+  else
+    echo "self-test: FAIL  the pool check rejected the correct snippet:" >&2
+    printf '%s\n' "$out" >&2
+    failed=1
+  fi
+  for entry in "${POOL_SNIPPETS[@]}"; do
+    name="${entry%%|*}"
+    entry="${entry#*|}"
+    pattern="${entry%%|*}"
+    printf '%s\n  %s\n}\n' "$PRELUDE" "${entry#*|}" >"$dir/pool.mm"
+    expect_pool_failure "$name" "$pattern" "$dir/pool.mm" || failed=1
+  done
+  # The real file with one pool taken away (the one around -commit).
+  perl -0pe 's/\@autoreleasepool \{\s*(\[buffer_ commit\];)\s*\}/$1/' \
+    metal/runtime/mtl_runtime.mm >"$dir/mtl_runtime.mm"
+  if cmp -s metal/runtime/mtl_runtime.mm "$dir/mtl_runtime.mm"; then
+    echo "self-test: FAIL  found no pool around [buffer_ commit] to take away" >&2
+    failed=1
+  else
+    expect_pool_failure "mtl_runtime.mm without its pool in commit()" \
+      "[... commit] in commit outside" "$dir/mtl_runtime.mm" || failed=1
+  fi
   return $failed
+}
+
+expect_pool_failure() {
+  local out status=0
+  out="$(check_pools "$3" 2>&1)" || status=$?
+  if [[ $status -ne 0 ]] && grep -qF -- "$2" <<<"$out"; then
+    echo "self-test: ok    rejected by the pool check: $1"
+  else
+    echo "self-test: FAIL  not rejected by the pool check: $1 (wanted \"$2\")" >&2
+    printf '%s\n' "$out" >&2
+    return 1
+  fi
 }
 
 case "${1:-}" in
