@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "device_list.h"
 #include "runtime.h"
 
 #if !__has_feature(objc_arc)
@@ -344,37 +346,35 @@ class MtlRuntime final : public Runtime {
  public:
   MtlRuntime() {
     @autoreleasepool {
-      devices_ = MTLCopyAllDevices();
+      std::vector<id<MTLDevice>> listed;
+      NSArray<id<MTLDevice>>* all = MTLCopyAllDevices();
+      for (NSUInteger i = 0; i < all.count; ++i) listed.push_back(all[i]);
+      devices_ = devices_or_default(std::move(listed), []() -> std::optional<id<MTLDevice>> {
+        id<MTLDevice> device = MTLCreateSystemDefaultDevice();
+        return device ? std::optional<id<MTLDevice>>(device) : std::nullopt;
+      });
     }
   }
 
   std::string unavailable_reason() const override {
-    @autoreleasepool {
-      return devices_.count == 0 ? std::string("no Metal device found") : std::string();
-    }
+    return devices_.empty() ? std::string("no Metal device found") : std::string();
   }
 
   std::vector<GpuInfo> devices() const override {
     std::vector<GpuInfo> out;
-    @autoreleasepool {
-      for (NSUInteger i = 0; i < devices_.count; ++i) out.push_back(info_of(devices_[i]));
-    }
+    for (id<MTLDevice> device : devices_) out.push_back(info_of(device));
     return out;
   }
 
   std::shared_ptr<Device> open(int64_t ordinal) override {
-    id<MTLDevice> device = nil;
-    @autoreleasepool {
-      if (ordinal >= 0 && uint64_t(ordinal) < devices_.count)
-        device = devices_[NSUInteger(ordinal)];
-    }
-    if (!device) throw RuntimeError("Metal: no device with ordinal " + std::to_string(ordinal));
-    return std::make_shared<MtlDevice>(device);
+    if (ordinal < 0 || uint64_t(ordinal) >= devices_.size())
+      throw RuntimeError("Metal: no device with ordinal " + std::to_string(ordinal));
+    return std::make_shared<MtlDevice>(devices_[size_t(ordinal)]);
   }
 
  private:
-  // Kept for the process: ordinals index this array, so they stay stable.
-  NSArray<id<MTLDevice>>* devices_ = nil;
+  // Kept for the process: ordinals index this list, so they stay stable.
+  std::vector<id<MTLDevice>> devices_;
 };
 
 }  // namespace

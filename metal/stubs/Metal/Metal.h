@@ -69,6 +69,11 @@ typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
 // The caller owns the returned array ("Copy" rule; Apple marks it NS_RETURNS_RETAINED).
 extern "C" NSArray<id<MTLDevice>>* MTLCopyAllDevices(void) NS_RETURNS_RETAINED;
 
+// https://developer.apple.com/documentation/metal/mtlcreatesystemdefaultdevice()
+// nil when there is none; the caller owns the result ("Create" rule). On macOS the process
+// must link CoreGraphics for a default device, explicitly in command-line tools (the page).
+extern "C" id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void) NS_RETURNS_RETAINED;
+
 // ---- Protocols ------------------------------------------------------------------------------
 
 // https://developer.apple.com/documentation/metal/mtlresource
