@@ -19,4 +19,7 @@ endif()
 # cmake/blas.cmake); REQUIRED fails at configure time rather than at link time.
 find_library(EMBER_METAL_FRAMEWORK Metal REQUIRED)
 find_library(EMBER_FOUNDATION_FRAMEWORK Foundation REQUIRED)
-target_link_libraries(_core PRIVATE "${EMBER_METAL_FRAMEWORK}" "${EMBER_FOUNDATION_FRAMEWORK}")
+# MTLCreateSystemDefaultDevice() finds no device in a process without CoreGraphics.
+find_library(EMBER_COREGRAPHICS_FRAMEWORK CoreGraphics REQUIRED)
+target_link_libraries(_core PRIVATE "${EMBER_METAL_FRAMEWORK}" "${EMBER_FOUNDATION_FRAMEWORK}"
+                                    "${EMBER_COREGRAPHICS_FRAMEWORK}")

@@ -8,6 +8,9 @@
 #                                         be rejected (for the expected reason), a good one
 #                                         must pass
 #
+# It also checks that every Objective-C message is sent inside an @autoreleasepool
+# (metal/check_autorelease.py over clang's AST): Python threads have no run loop to drain one.
+#
 # Exit status: 0 clean, 1 diagnostics (or a self-test that did not behave), 2 no clang++.
 # CLANGXX=/path/to/clang++ overrides the compiler search.
 set -euo pipefail
@@ -38,14 +41,25 @@ fi
 FLAGS=(-x objective-c++ -std=gnu++17 -fsyntax-only -fobjc-runtime=gnustep-2.0 -fobjc-arc
   -fblocks -Werror -Wall -Wextra -Wno-unused-parameter -I metal/stubs -I csrc -I metal)
 
-# Compiles one file; prints clang's output. Fails on a non-zero status or any output at all.
+# SDK profiles of the stubs: the macOS 15 SDK, and an older one without the API that only
+# the 15 SDK declares (mathMode, ...), as a Mac with Xcode 15 or earlier builds against.
+PROFILES=("sdk15:-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000"
+  "sdk14:-D__MAC_OS_X_VERSION_MAX_ALLOWED=140000")
+
+# Compiles one file under one profile's flag; prints clang's output. Fails on a non-zero
+# status or any output at all.
 check_file() {
-  local file="$1" out status=0
-  out="$("$CXX" "${FLAGS[@]}" "$file" 2>&1)" || status=$?
+  local file="$1" profile_flag="${2:--D__MAC_OS_X_VERSION_MAX_ALLOWED=150000}" out status=0
+  out="$("$CXX" "${FLAGS[@]}" "$profile_flag" "$file" 2>&1)" || status=$?
   if [[ $status -ne 0 || -n "$out" ]]; then
     printf '%s\n' "$out"
     return 1
   fi
+}
+
+# Every message send inside an @autoreleasepool of its own function (check_autorelease.py).
+check_pools() {
+  "$CXX" "${FLAGS[@]}" -Xclang -ast-dump "$1" | python3 metal/check_autorelease.py
 }
 
 run_check() {
@@ -56,14 +70,22 @@ run_check() {
     return 1
   fi
   for f in "${files[@]}"; do
-    if check_file "$f"; then
-      echo "check_objc: ok    $f"
+    for p in "${PROFILES[@]}"; do
+      if check_file "$f" "${p#*:}"; then
+        echo "check_objc: ok    $f (${p%%:*})"
+      else
+        echo "check_objc: FAIL  $f (${p%%:*})" >&2
+        failed=1
+      fi
+    done
+    if check_pools "$f"; then
+      echo "check_objc: ok    $f (autorelease pools)"
     else
-      echo "check_objc: FAIL  $f" >&2
+      echo "check_objc: FAIL  $f (autorelease pools)" >&2
       failed=1
     fi
   done
-  echo "check_objc: ${#files[@]} file(s) with $("$CXX" --version | head -n1) in $((SECONDS - start))s"
+  echo "check_objc: ${#files[@]} file(s) x ${#PROFILES[@]} SDK profiles with $("$CXX" --version | head -n1) in $((SECONDS - start))s"
   return $failed
 }
 
@@ -89,6 +111,17 @@ BAD_SNIPPETS=(
   "unknown property|property 'statuss' not found|(void)command_buffer.statuss;"
 )
 
+# Rejected by the pool check (they compile): name | regex of its report | body.
+POOL_SNIPPETS=(
+  "message outside a pool|[... newBufferWithLength:options:] in snippet outside|(void)[device newBufferWithLength:16 options:MTLResourceStorageModeShared];"
+  "block without its own pool|a call in a block outside|@autoreleasepool { [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) { (void)done; snippet(device, encoder, command_buffer, library, state, buffer); }]; }"
+)
+
+# Rejected under the older SDK profile only (the same body is fine with the macOS 15 SDK).
+OLD_SDK_SNIPPETS=(
+  "15-only API without an SDK guard|property 'mathMode' not found|MTLCompileOptions* o = [[MTLCompileOptions alloc] init]; if (@available(macOS 15.0, *)) o.mathMode = MTLMathModeSafe;"
+)
+
 GOOD_SNIPPET='
   @autoreleasepool {
     id<MTLBuffer> b = [device newBufferWithLength:16 options:MTLResourceStorageModeShared];
@@ -96,42 +129,87 @@ GOOD_SNIPPET='
     [encoder setComputePipelineState:state];
     [encoder setBuffer:buffer offset:0 atIndex:0];
     [encoder dispatchThreadgroups:MTLSizeMake(16, 1, 1) threadsPerThreadgroup:MTLSizeMake(32, 1, 1)];
-    [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) { (void)done.status; }];
+    [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) {
+      @autoreleasepool { (void)done.status; }
+    }];
     NSString* name = [[NSString alloc] initWithBytes:"k" length:1 encoding:NSUTF8StringEncoding];
     (void)[library newFunctionWithName:name];
   }'
 
 run_self_test() {
-  local dir entry name pattern body out status failed=0
+  local dir entry name pattern body out status failed=0 p profile flag
   dir="$(mktemp -d)"
   trap 'rm -rf "$dir"' RETURN
 
   printf '%s\n%s\n}\n' "$PRELUDE" "$GOOD_SNIPPET" >"$dir/good.mm"
-  if out="$(check_file "$dir/good.mm")"; then
-    echo "self-test: ok    accepted: correct use of the same API"
-  else
-    echo "self-test: FAIL  the correct snippet was rejected:" >&2
-    printf '%s\n' "$out" >&2
-    failed=1
-  fi
+  for p in "${PROFILES[@]}"; do
+    if out="$(check_file "$dir/good.mm" "${p#*:}")"; then
+      echo "self-test: ok    accepted: correct use of the same API (${p%%:*})"
+    else
+      echo "self-test: FAIL  the correct snippet was rejected (${p%%:*}):" >&2
+      printf '%s\n' "$out" >&2
+      failed=1
+    fi
+  done
 
-  for entry in "${BAD_SNIPPETS[@]}"; do
+  for entry in "${BAD_SNIPPETS[@]/#/sdk15:}" "${OLD_SDK_SNIPPETS[@]/#/sdk14:}"; do
+    profile="${entry%%:*}"
+    entry="${entry#*:}"
     name="${entry%%|*}"
     entry="${entry#*|}"
     pattern="${entry%%|*}"
     body="${entry#*|}"
     printf '%s\n  %s\n}\n' "$PRELUDE" "$body" >"$dir/bad.mm"
+    flag=-D__MAC_OS_X_VERSION_MAX_ALLOWED=150000
+    [[ $profile == sdk14 ]] && flag=-D__MAC_OS_X_VERSION_MAX_ALLOWED=140000
     status=0
-    out="$("$CXX" "${FLAGS[@]}" "$dir/bad.mm" 2>&1)" || status=$?
+    out="$("$CXX" "${FLAGS[@]}" "$flag" "$dir/bad.mm" 2>&1)" || status=$?
     if [[ $status -ne 0 ]] && grep -qF -- "$pattern" <<<"$out"; then
-      echo "self-test: ok    rejected: $name"
+      echo "self-test: ok    rejected: $name ($profile)"
     else
       echo "self-test: FAIL  not rejected as expected: $name (wanted \"$pattern\")" >&2
       printf '%s\n' "$out" >&2
       failed=1
     fi
   done
+
+  if out="$(check_pools "$dir/good.mm")"; then
+    echo "self-test: ok    accepted by the pool check: the correct snippet"
+  else
+    echo "self-test: FAIL  the pool check rejected the correct snippet:" >&2
+    printf '%s\n' "$out" >&2
+    failed=1
+  fi
+  for entry in "${POOL_SNIPPETS[@]}"; do
+    name="${entry%%|*}"
+    entry="${entry#*|}"
+    pattern="${entry%%|*}"
+    printf '%s\n  %s\n}\n' "$PRELUDE" "${entry#*|}" >"$dir/pool.mm"
+    expect_pool_failure "$name" "$pattern" "$dir/pool.mm" || failed=1
+  done
+  # The real file with one pool taken away (the one around -commit).
+  perl -0pe 's/\@autoreleasepool \{\s*(\[buffer_ commit\];)\s*\}/$1/' \
+    metal/runtime/mtl_runtime.mm >"$dir/mtl_runtime.mm"
+  if cmp -s metal/runtime/mtl_runtime.mm "$dir/mtl_runtime.mm"; then
+    echo "self-test: FAIL  found no pool around [buffer_ commit] to take away" >&2
+    failed=1
+  else
+    expect_pool_failure "mtl_runtime.mm without its pool in commit()" \
+      "[... commit] in commit outside" "$dir/mtl_runtime.mm" || failed=1
+  fi
   return $failed
+}
+
+expect_pool_failure() {
+  local out status=0
+  out="$(check_pools "$3" 2>&1)" || status=$?
+  if [[ $status -ne 0 ]] && grep -qF -- "$2" <<<"$out"; then
+    echo "self-test: ok    rejected by the pool check: $1"
+  else
+    echo "self-test: FAIL  not rejected by the pool check: $1 (wanted \"$2\")" >&2
+    printf '%s\n' "$out" >&2
+    return 1
+  fi
 }
 
 case "${1:-}" in

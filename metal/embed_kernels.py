@@ -23,9 +23,34 @@ TG_ARRAY = re.compile(
     r"\bthreadgroup\s+(const\s+)?[A-Za-z_][\w:]*(\s*<[^;]*>)?\s+[A-Za-z_]\w*\s*\["
 )
 
+# A kernel's parameter list, and each [[buffer(i)]] in it: the emulator's launcher binds
+# buffers by parameter order, so the k-th argument bound to a buffer must be [[buffer(k)]]
+# (the convention of kernels/common.h).
+KERNEL = re.compile(r"\bkernel\s+void\s+(\w+)\s*\(")
+BUFFER_ATTR = re.compile(r"\[\[\s*buffer\s*\(\s*(\w+)\s*\)\s*\]\]")
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
 
 class EmbedError(Exception):
     pass
+
+
+def check_buffer_indices(path: Path, text: str) -> None:
+    """Raises EmbedError naming the first kernel whose [[buffer(i)]] is not its position."""
+    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    for m in KERNEL.finditer(code):
+        depth, end = 1, m.end()
+        while depth and end < len(code):
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        for position, attr in enumerate(BUFFER_ATTR.finditer(code, m.end(), end)):
+            if attr.group(1) != str(position):
+                line = code.count("\n", 0, attr.start()) + 1
+                raise EmbedError(
+                    f"{path.name}:{line}: kernel {m.group(1)}: [[buffer({attr.group(1)})]] on "
+                    f"its buffer argument {position}; buffers are bound in parameter order, "
+                    f"so it must be [[buffer({position})]]"
+                )
 
 
 def inline(path: Path, include_dirs: list[Path], seen: set[Path], out: list[str]) -> None:
@@ -34,7 +59,9 @@ def inline(path: Path, include_dirs: list[Path], seen: set[Path], out: list[str]
         return
     seen.add(path)
     out.append(f'#line 1 "{path.name}"')
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    text = path.read_text()
+    check_buffer_indices(path, text)
+    for number, line in enumerate(text.splitlines(), start=1):
         if PRAGMA_ONCE.match(line):
             out.append("")
             continue

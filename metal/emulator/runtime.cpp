@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "emulator.h"
 #include "kernel_registry.h"
 #include "runner.h"
+#include "runtime/device_list.h"
 
 namespace ember::metal::emu {
 namespace {
@@ -349,6 +351,20 @@ int emulated_gpus(std::string* why) {
   return int(n);
 }
 
+// The GPUs offered, through the Mac's policy (runtime/device_list.h).
+// EMBER_METAL_EMULATOR_NO_DEVICE_LIST=1 plays a headless Mac: an empty device list, while
+// the system default device (GPU 0) exists.
+int offered_gpus(std::string* why) {
+  const int n = emulated_gpus(why);
+  const char* no_list = std::getenv("EMBER_METAL_EMULATOR_NO_DEVICE_LIST");
+  std::vector<int> listed;
+  if (!no_list || std::string(no_list) != "1")
+    for (int i = 0; i < n; ++i) listed.push_back(i);
+  return int(rt::devices_or_default(std::move(listed), [n] {
+               return n > 0 ? std::optional<int>(0) : std::nullopt;
+             }).size());
+}
+
 class EmuRuntime : public rt::Runtime {
  public:
   std::string unavailable_reason() const override {
@@ -359,13 +375,13 @@ class EmuRuntime : public rt::Runtime {
   std::vector<rt::GpuInfo> devices() const override {
     std::string why;
     std::vector<rt::GpuInfo> out;
-    const int n = emulated_gpus(&why);
+    const int n = offered_gpus(&why);
     for (int i = 0; i < n; ++i) out.push_back(EmuDevice(i).info());
     return out;
   }
   std::shared_ptr<rt::Device> open(int64_t ordinal) override {
     std::string why;
-    const int n = emulated_gpus(&why);
+    const int n = offered_gpus(&why);
     if (ordinal < 0 || ordinal >= n)
       throw RuntimeError("emulated Metal device " + std::to_string(ordinal) + " out of range (" +
                          std::to_string(n) + " devices)");

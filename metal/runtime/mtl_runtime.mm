@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "device_list.h"
 #include "runtime.h"
 
 #if !__has_feature(objc_arc)
@@ -26,35 +28,52 @@ namespace {
 constexpr size_t kMaxSetBytes = 4096;
 
 std::string to_std(NSString* s) {
-  const char* c = s ? s.UTF8String : nullptr;
-  return c ? std::string(c) : std::string();
+  @autoreleasepool {
+    const char* c = s ? s.UTF8String : nullptr;
+    return c ? std::string(c) : std::string();
+  }
 }
 
 // nil when `s` is not valid UTF-8.
 NSString* to_ns(const std::string& s) {
-  return [[NSString alloc] initWithBytes:s.data() length:s.size() encoding:NSUTF8StringEncoding];
+  @autoreleasepool {
+    return [[NSString alloc] initWithBytes:s.data() length:s.size() encoding:NSUTF8StringEncoding];
+  }
 }
 
 std::string describe(NSError* error, const char* fallback) {
-  std::string text = error ? to_std(error.localizedDescription) : std::string();
+  std::string text;
+  @autoreleasepool {
+    if (error) text = to_std(error.localizedDescription);
+  }
   return text.empty() ? std::string(fallback) : text;
 }
 
 GpuInfo info_of(id<MTLDevice> device) {
   GpuInfo info;
-  info.name = to_std(device.name);
-  info.registry_id = device.registryID;
-  info.emulated = false;
-  info.max_buffer_bytes = device.maxBufferLength;
-  info.recommended_working_set_bytes = device.recommendedMaxWorkingSetSize;
+  @autoreleasepool {
+    info.name = to_std(device.name);
+    info.registry_id = device.registryID;
+    info.emulated = false;
+    info.max_buffer_bytes = device.maxBufferLength;
+    info.recommended_working_set_bytes = device.recommendedMaxWorkingSetSize;
+  }
   return info;
 }
 
 class MtlBuffer final : public Buffer {
  public:
   explicit MtlBuffer(id<MTLBuffer> buffer) : buffer_(buffer) {}
-  void* contents() override { return [buffer_ contents]; }
-  size_t length() const override { return buffer_.length; }
+  void* contents() override {
+    @autoreleasepool {
+      return [buffer_ contents];
+    }
+  }
+  size_t length() const override {
+    @autoreleasepool {
+      return buffer_.length;
+    }
+  }
   id<MTLBuffer> handle() const { return buffer_; }
 
  private:
@@ -64,10 +83,12 @@ class MtlBuffer final : public Buffer {
 class MtlPipeline final : public Pipeline {
  public:
   MtlPipeline(std::string name, id<MTLComputePipelineState> state)
-      : name_(std::move(name)),
-        state_(state),
-        max_threads_(uint32_t(state.maxTotalThreadsPerThreadgroup)),
-        simd_width_(uint32_t(state.threadExecutionWidth)) {}
+      : name_(std::move(name)), state_(state) {
+    @autoreleasepool {
+      max_threads_ = uint32_t(state.maxTotalThreadsPerThreadgroup);
+      simd_width_ = uint32_t(state.threadExecutionWidth);
+    }
+  }
   const std::string& name() const override { return name_; }
   uint32_t max_threads_per_group() const override { return max_threads_; }
   uint32_t simd_width() const override { return simd_width_; }
@@ -76,7 +97,7 @@ class MtlPipeline final : public Pipeline {
  private:
   std::string name_;
   id<MTLComputePipelineState> state_;
-  uint32_t max_threads_, simd_width_;
+  uint32_t max_threads_ = 0, simd_width_ = 0;
 };
 
 MTLSize mtl_size(Size3 s) {
@@ -116,37 +137,48 @@ class MtlCommandBuffer final : public CommandBuffer {
     if (committed_) throw RuntimeError("Metal: on_completed after commit");
     // Shared so the block's copies of the capture all call the same function object.
     auto handler = std::make_shared<std::function<void()>>(std::move(fn));
-    [buffer_ addCompletedHandler:^(id<MTLCommandBuffer> done) {
-      (void)done;
-      // A Metal callback thread has nowhere to send an exception: never let one escape.
-      try {
-        (*handler)();
-      } catch (...) {
-      }
-    }];
+    @autoreleasepool {
+      [buffer_ addCompletedHandler:^(id<MTLCommandBuffer> done) {
+        (void)done;
+        // Metal's callback thread drains no pool of ours: the handler's objects go here.
+        @autoreleasepool {
+          // A Metal callback thread has nowhere to send an exception: never let one escape.
+          try {
+            (*handler)();
+          } catch (...) {
+          }
+        }
+      }];
+    }
   }
 
   void commit() override {
     if (committed_) return;
     end_encoder();
-    [buffer_ commit];
+    @autoreleasepool {
+      [buffer_ commit];
+    }
     committed_ = true;
   }
 
   void wait() override {
     // waitUntilCompleted on a buffer that was never committed would block forever.
     if (!committed_) throw RuntimeError("Metal: wait on a command buffer that was not committed");
-    [buffer_ waitUntilCompleted];
+    @autoreleasepool {
+      [buffer_ waitUntilCompleted];
+    }
   }
 
   bool completed() const override {
-    const MTLCommandBufferStatus status = buffer_.status;
-    return status == MTLCommandBufferStatusCompleted || status == MTLCommandBufferStatusError;
+    @autoreleasepool {
+      const MTLCommandBufferStatus status = buffer_.status;
+      return status == MTLCommandBufferStatusCompleted || status == MTLCommandBufferStatusError;
+    }
   }
 
   std::string error() const override {
-    if (buffer_.status != MTLCommandBufferStatusError) return std::string();
     @autoreleasepool {
+      if (buffer_.status != MTLCommandBufferStatusError) return std::string();
       return describe(buffer_.error, "Metal command buffer failed");
     }
   }
@@ -154,18 +186,22 @@ class MtlCommandBuffer final : public CommandBuffer {
  private:
   void encode(const MtlPipeline& pipeline, const std::vector<BufferArg>& buffers, const void* bytes,
               size_t bytes_size, Size3 groups, Size3 group_size) {
-    [encoder_ setComputePipelineState:pipeline.handle()];
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const auto* buffer = static_cast<const MtlBuffer*>(buffers[i].buffer);
-      [encoder_ setBuffer:(buffer ? buffer->handle() : nil) offset:buffers[i].offset atIndex:i];
+    @autoreleasepool {
+      [encoder_ setComputePipelineState:pipeline.handle()];
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        const auto* buffer = static_cast<const MtlBuffer*>(buffers[i].buffer);
+        [encoder_ setBuffer:(buffer ? buffer->handle() : nil) offset:buffers[i].offset atIndex:i];
+      }
+      if (bytes_size > 0) [encoder_ setBytes:bytes length:bytes_size atIndex:buffers.size()];
+      [encoder_ dispatchThreadgroups:mtl_size(groups) threadsPerThreadgroup:mtl_size(group_size)];
     }
-    if (bytes_size > 0) [encoder_ setBytes:bytes length:bytes_size atIndex:buffers.size()];
-    [encoder_ dispatchThreadgroups:mtl_size(groups) threadsPerThreadgroup:mtl_size(group_size)];
   }
 
   void end_encoder() {
     if (!encoder_) return;
-    [encoder_ endEncoding];
+    @autoreleasepool {
+      [encoder_ endEncoding];
+    }
     encoder_ = nil;
   }
 
@@ -230,21 +266,26 @@ class MtlLibrary final : public Library {
 // Compile options: a pinned language version, and IEEE semantics (NaN, inf, signed zero)
 // that the CPU backend's results depend on.
 MTLCompileOptions* compile_options() {
-  MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
-  // 2.4 (macOS 12+) covers what the kernels use: templates with host_name, simd-group
-  // functions, 64-bit integers. Older systems keep their own newest version.
-  if (@available(macOS 12.0, iOS 15.0, *)) options.languageVersion = MTLLanguageVersion2_4;
-  if (@available(macOS 15.0, iOS 18.0, *)) {
-    options.mathMode = MTLMathModeSafe;
-    options.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
-  } else {
+  @autoreleasepool {
+    MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
+    // 2.4 (macOS 12+) covers what the kernels use: templates with host_name, simd-group
+    // functions, 64-bit integers. Older systems keep their own newest version.
+    if (@available(macOS 12.0, iOS 15.0, *)) options.languageVersion = MTLLanguageVersion2_4;
+      // mathMode and friends exist only in the macOS 15 SDK: an older SDK must not see them.
+#if defined(__MAC_OS_X_VERSION_MAX_ALLOWED) && __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
+    if (@available(macOS 15.0, iOS 18.0, *)) {
+      options.mathMode = MTLMathModeSafe;
+      options.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
+      return options;
+    }
+#endif
     // The pre-15 switch for both of the above; deprecated from 15, where it is not reached.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
     options.fastMathEnabled = NO;
 #pragma clang diagnostic pop
+    return options;
   }
-  return options;
 }
 
 class MtlDevice final : public Device {
@@ -305,31 +346,35 @@ class MtlRuntime final : public Runtime {
  public:
   MtlRuntime() {
     @autoreleasepool {
-      devices_ = MTLCopyAllDevices();
+      std::vector<id<MTLDevice>> listed;
+      NSArray<id<MTLDevice>>* all = MTLCopyAllDevices();
+      for (NSUInteger i = 0; i < all.count; ++i) listed.push_back(all[i]);
+      devices_ = devices_or_default(std::move(listed), []() -> std::optional<id<MTLDevice>> {
+        id<MTLDevice> device = MTLCreateSystemDefaultDevice();
+        return device ? std::optional<id<MTLDevice>>(device) : std::nullopt;
+      });
     }
   }
 
   std::string unavailable_reason() const override {
-    return devices_.count == 0 ? std::string("no Metal device found") : std::string();
+    return devices_.empty() ? std::string("no Metal device found") : std::string();
   }
 
   std::vector<GpuInfo> devices() const override {
     std::vector<GpuInfo> out;
-    @autoreleasepool {
-      for (NSUInteger i = 0; i < devices_.count; ++i) out.push_back(info_of(devices_[i]));
-    }
+    for (id<MTLDevice> device : devices_) out.push_back(info_of(device));
     return out;
   }
 
   std::shared_ptr<Device> open(int64_t ordinal) override {
-    if (ordinal < 0 || uint64_t(ordinal) >= devices_.count)
+    if (ordinal < 0 || uint64_t(ordinal) >= devices_.size())
       throw RuntimeError("Metal: no device with ordinal " + std::to_string(ordinal));
-    return std::make_shared<MtlDevice>(devices_[NSUInteger(ordinal)]);
+    return std::make_shared<MtlDevice>(devices_[size_t(ordinal)]);
   }
 
  private:
-  // Kept for the process: ordinals index this array, so they stay stable.
-  NSArray<id<MTLDevice>>* devices_ = nil;
+  // Kept for the process: ordinals index this list, so they stay stable.
+  std::vector<id<MTLDevice>> devices_;
 };
 
 }  // namespace

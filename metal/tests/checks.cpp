@@ -148,6 +148,27 @@ void check_runtime_identity() {
   setenv("EMBER_METAL_EMULATOR", "1", 1);
 }
 
+// A Mac whose device list comes back empty (headless, sandboxed, virtualized sessions)
+// still offers its default device (runtime/device_list.h, as mtl_runtime.mm does).
+void check_empty_device_list() {
+  rt::Runtime& r = rt::system_runtime();
+  setenv("EMBER_METAL_EMULATOR", "3", 1);
+  setenv("EMBER_METAL_EMULATOR_NO_DEVICE_LIST", "1", 1);
+  CHECK(r.unavailable_reason().empty(), "reason: %s", r.unavailable_reason().c_str());
+  const auto gpus = r.devices();
+  CHECK(gpus.size() == 1, "%zu devices from an empty list, want the default one", gpus.size());
+  bool opened = false, out_of_range = false;
+  try {
+    opened = r.open(0)->info().registry_id == gpus.at(0).registry_id;
+    r.open(1);
+  } catch (const std::exception&) {
+    out_of_range = opened;
+  }
+  CHECK(opened && out_of_range, "open(0) must give the default device, open(1) must throw");
+  unsetenv("EMBER_METAL_EMULATOR_NO_DEVICE_LIST");
+  setenv("EMBER_METAL_EMULATOR", "1", 1);
+}
+
 // ---- kernels -------------------------------------------------------------------------
 
 void check_reduction(Gpu& gpu) {
@@ -592,6 +613,8 @@ int main(int argc, char** argv) {
       {"command buffer errors", check_command_buffer_errors},
   };
   check_runtime_identity();
+  std::printf("an empty device list still offers the default device\n");
+  check_empty_device_list();
   {
     Gpu gpu;
     for (const auto& c : checks) {

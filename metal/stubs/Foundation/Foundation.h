@@ -38,6 +38,13 @@ typedef bool BOOL;
 // A returned object that the caller owns (+1), e.g. MTLCopyAllDevices.
 #define NS_RETURNS_RETAINED __attribute__((ns_returns_retained))
 
+// The SDK's version, as the real SDK's <Availability.h> defines it: 150000 is the macOS 15
+// SDK. check_objc.sh also compiles with -D__MAC_OS_X_VERSION_MAX_ALLOWED=140000, and the
+// stubs then leave out what only the macOS 15 SDK declares.
+#ifndef __MAC_OS_X_VERSION_MAX_ALLOWED
+#define __MAC_OS_X_VERSION_MAX_ALLOWED 150000
+#endif
+
 // Availability is documented per symbol; on this Linux target clang ignores macOS
 // availability, so it is written out only for the symbols whose use is guarded.
 #define API_AVAILABLE_MACOS(_v) __attribute__((availability(macos, introduced = _v)))

@@ -45,18 +45,20 @@ NS_ENUM(NSUInteger, MTLLanguageVersion){
     MTLLanguageVersion2_4 API_AVAILABLE_MACOS(12.0) = (2 << 16) + 4,
 };
 
-// https://developer.apple.com/documentation/metal/mtlmathmode (macOS 15+)
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
+// https://developer.apple.com/documentation/metal/mtlmathmode (macOS 15 SDK)
 NS_ENUM(NSInteger, MTLMathMode){
     MTLMathModeSafe = 0,
     MTLMathModeRelaxed = 1,
     MTLMathModeFast = 2,
 };
 
-// https://developer.apple.com/documentation/metal/mtlmathfloatingpointfunctions (macOS 15+)
+// https://developer.apple.com/documentation/metal/mtlmathfloatingpointfunctions (macOS 15 SDK)
 NS_ENUM(NSInteger, MTLMathFloatingPointFunctions){
     MTLMathFloatingPointFunctionsFast = 0,
     MTLMathFloatingPointFunctionsPrecise = 1,
 };
+#endif
 
 // https://developer.apple.com/documentation/metal/mtlcommandbufferhandler
 typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
@@ -66,6 +68,11 @@ typedef void (^MTLCommandBufferHandler)(id<MTLCommandBuffer>);
 // https://developer.apple.com/documentation/metal/mtlcopyalldevices()
 // The caller owns the returned array ("Copy" rule; Apple marks it NS_RETURNS_RETAINED).
 extern "C" NSArray<id<MTLDevice>>* MTLCopyAllDevices(void) NS_RETURNS_RETAINED;
+
+// https://developer.apple.com/documentation/metal/mtlcreatesystemdefaultdevice()
+// nil when there is none; the caller owns the result ("Create" rule). On macOS the process
+// must link CoreGraphics for a default device, explicitly in command-line tools (the page).
+extern "C" id<MTLDevice> _Nullable MTLCreateSystemDefaultDevice(void) NS_RETURNS_RETAINED;
 
 // ---- Protocols ------------------------------------------------------------------------------
 
@@ -149,8 +156,9 @@ extern "C" NSArray<id<MTLDevice>>* MTLCopyAllDevices(void) NS_RETURNS_RETAINED;
 @interface MTLCompileOptions : NSObject <NSCopying>
 // https://developer.apple.com/documentation/metal/mtlcompileoptions/languageversion
 @property(readwrite, nonatomic) MTLLanguageVersion languageVersion;
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
 // https://developer.apple.com/documentation/metal/mtlcompileoptions/fastmathenabled
-// (deprecated in macOS 15 in favour of mathMode)
+// (deprecated in the macOS 15 SDK in favour of mathMode)
 @property(readwrite, nonatomic)
     BOOL fastMathEnabled API_DEPRECATED_MACOS("Use mathMode instead", 10.11, 15.0);
 // https://developer.apple.com/documentation/metal/mtlcompileoptions/mathmode
@@ -158,6 +166,9 @@ extern "C" NSArray<id<MTLDevice>>* MTLCopyAllDevices(void) NS_RETURNS_RETAINED;
 // https://developer.apple.com/documentation/metal/mtlcompileoptions/mathfloatingpointfunctions
 @property(readwrite, nonatomic)
     MTLMathFloatingPointFunctions mathFloatingPointFunctions API_AVAILABLE_MACOS(15.0);
+#else
+@property(readwrite, nonatomic) BOOL fastMathEnabled;
+#endif
 @end
 
 // https://developer.apple.com/documentation/metal/mtldevice
