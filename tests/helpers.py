@@ -7,6 +7,7 @@ same computation done by numpy on the same values.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -239,3 +240,69 @@ def run_python(code: str, env=None, drop=(), preexec_fn=None) -> subprocess.Comp
         text=True,
         timeout=120,
     )
+
+
+def run_isolated(child: str, spec: str, cases: list, timeout: int = 300):
+    """Runs `cases` (each a list or tuple starting with its label) through `child`, a
+    script that reads them as JSON on stdin, takes the device spec as argv[1] and prints
+    "START\tlabel" before and "DONE\tlabel\tclass\tflag\tmessage" after each case, then
+    "ALL-DONE". A case that kills its interpreter is recorded as "CRASH rc=N" and the
+    cases after it run in a new one.
+
+    Returns ({label: (class name, flag, message)}, the first child's return code)."""
+    results: dict = {}
+    first_rc = None
+    todo = list(cases)
+    while todo:
+        proc = subprocess.run(
+            [sys.executable, "-c", child, spec],
+            input=json.dumps(todo),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        first_rc = proc.returncode if first_rc is None else first_rc
+        started = None
+        for line in proc.stdout.splitlines():
+            parts = line.split("\t")
+            if parts[0] == "START":
+                started = parts[1]
+            elif parts[0] == "DONE":
+                results[parts[1]] = (parts[2], parts[3] == "True", parts[4])
+                started = None
+        if proc.returncode == 0 and "ALL-DONE" in proc.stdout:
+            break
+        if started is None:  # died outside any case: every case not run is a failure
+            died = (f"child died (rc={proc.returncode})", False, proc.stderr[-2000:])
+            for case in todo:
+                results.setdefault(case[0], died)
+            break
+        results[started] = (f"CRASH rc={proc.returncode}", False, proc.stderr[-2000:])
+        labels = [case[0] for case in todo]
+        todo = todo[labels.index(started) + 1 :]
+    return results, first_rc
+
+
+# The child of run_isolated for (label, code) cases: each code runs with `ember`, `np`,
+# the device `dev` (argv[1]) and a 2x3 float tensor `t` on it; DONE gives the class of
+# what it raised ("None" if nothing) and whether that is an EmberError.
+CALL_CHILD = r"""
+import json, sys
+import numpy as np
+import ember
+
+spec = sys.argv[1]
+dev = ember.device(spec)
+for label, code in json.loads(sys.stdin.read()):
+    print("START\t" + label, flush=True)
+    scope = {"ember": ember, "np": np, "dev": dev,
+             "t": ember.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], device=dev)}
+    try:
+        exec(code, scope)
+    except BaseException as e:  # noqa: B036
+        print("DONE\t%s\t%s\t%s\t%s" % (label, type(e).__name__,
+              isinstance(e, ember.EmberError), str(e).replace("\n", " ")[:200]), flush=True)
+    else:
+        print("DONE\t%s\tNone\tFalse\t" % label, flush=True)
+print("ALL-DONE", flush=True)
+"""

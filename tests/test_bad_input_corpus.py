@@ -8,12 +8,9 @@ it run again in a new child.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from conftest import DEVICE_SPECS
+from helpers import CALL_CHILD, run_isolated
 
 TYPE, VALUE, RANGE, INDEX = (
     "InvalidTypeError",
@@ -274,56 +271,11 @@ def build_cases() -> list[tuple[str, str, str]]:
 
 CASES = build_cases()
 
-CHILD = r"""
-import json, sys
-import numpy as np
-import ember
-
-spec = sys.argv[1]
-dev = ember.device(spec)
-for label, code in json.loads(sys.stdin.read()):
-    print("START\t" + label, flush=True)
-    scope = {"ember": ember, "np": np, "dev": dev,
-             "t": ember.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], device=dev)}
-    try:
-        exec(code, scope)
-    except BaseException as e:  # noqa: B036
-        print("DONE\t%s\t%s\t%s\t%s" % (label, type(e).__name__,
-              isinstance(e, ember.EmberError), str(e).replace("\n", " ")[:200]), flush=True)
-    else:
-        print("DONE\t%s\tNone\tFalse\t" % label, flush=True)
-print("ALL-DONE", flush=True)
-"""
-
 
 def run_corpus(spec: str) -> dict[str, tuple[str, bool, str]]:
     """{label: (exception class name or "None", is an EmberError, message)}; a call that
     kills its child is recorded as "CRASH rc=..." and the rest run in a new child."""
-    results: dict[str, tuple[str, bool, str]] = {}
-    todo = [(label, code) for label, code, _ in CASES]
-    while todo:
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, spec],
-            input=json.dumps(todo),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        started = None
-        for line in proc.stdout.splitlines():
-            parts = line.split("\t")
-            if parts[0] == "START":
-                started = parts[1]
-            elif parts[0] == "DONE":
-                results[parts[1]] = (parts[2], parts[3] == "True", parts[4])
-                started = None
-        if proc.returncode == 0 and "ALL-DONE" in proc.stdout:
-            break
-        if started is None:
-            raise AssertionError(f"the child died outside any call: {proc.stderr[-2000:]}")
-        results[started] = (f"CRASH rc={proc.returncode}", False, proc.stderr[-2000:])
-        labels = [label for label, _ in todo]
-        todo = todo[labels.index(started) + 1 :]
+    results, _ = run_isolated(CALL_CHILD, spec, [(label, code) for label, code, _ in CASES])
     return results
 
 

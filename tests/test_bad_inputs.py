@@ -8,13 +8,12 @@ case is then its own test, which checks the class of what was raised.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import builtins
 
 import ember
 import pytest
 from conftest import DEVICE_SPECS
+from helpers import CALL_CHILD, run_isolated
 
 BUILT = set(ember.compiled_backends())
 
@@ -248,73 +247,10 @@ CASES = [
     ("tensor_device_bad", "ember.tensor([1.0], device='cuda:zz')", ["InvalidArgumentError"]),
 ]
 
-CHILD = r"""
-import builtins, json, sys
-import numpy as np
-import ember
-
-spec = sys.argv[1]
-cases = json.loads(sys.stdin.read())
-dev = ember.device(spec)
-for label, code, expected in cases:
-    print("START\t" + label, flush=True)
-    scope = {"ember": ember, "np": np, "dev": dev,
-             "t": ember.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], device=dev)}
-    try:
-        exec(code, scope)
-    except BaseException as e:  # noqa: B036
-        classes = tuple(getattr(ember, n, None) or getattr(builtins, n) for n in expected)
-        ok = isinstance(e, classes)
-        print("DONE\t%s\t%s\t%s\t%s" % (label, type(e).__name__, ok,
-              str(e).replace("\n", " ")[:300]), flush=True)
-    else:
-        print("DONE\t%s\tNO-EXCEPTION\tFalse\t" % label, flush=True)
-print("ALL-DONE", flush=True)
-"""
-
-
-def _run(spec, cases):
-    """Runs the cases, restarting after a crash.
-
-    Returns ({label: (class name, ok, message)}, return code of the first child)."""
-    results = {}
-    first_rc = None
-    todo = list(cases)
-    while todo:
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, spec],
-            input=json.dumps(todo),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if first_rc is None:
-            first_rc = proc.returncode
-        started = None
-        for line in proc.stdout.splitlines():
-            parts = line.split("\t")
-            if parts[0] == "START":
-                started = parts[1]
-            elif parts[0] == "DONE":
-                results[parts[1]] = (parts[2], parts[3] == "True", parts[4])
-                started = None
-        if proc.returncode == 0 and "ALL-DONE" in proc.stdout:
-            break
-        if started is None:  # died outside any case
-            for label, _, _ in todo:
-                results.setdefault(
-                    label, (f"child died (rc={proc.returncode})", False, proc.stderr[-2000:])
-                )
-            break
-        results[started] = (f"CRASH rc={proc.returncode}", False, proc.stderr[-2000:])
-        labels = [c[0] for c in todo]
-        todo = todo[labels.index(started) + 1 :]
-    return results, first_rc
-
 
 @pytest.fixture(scope="module", params=DEVICE_SPECS, ids=DEVICE_SPECS)
 def outcomes(request):
-    return _run(request.param, CASES)
+    return run_isolated(CALL_CHILD, request.param, [(c[0], c[1]) for c in CASES], timeout=120)
 
 
 def test_case_labels_are_unique():
@@ -327,8 +263,11 @@ def test_bad_input_raises(outcomes, case):
     label, code, expected = case
     results, _ = outcomes
     assert label in results, f"{label} did not run"
-    name, ok, message = results[label]
+    name, _, message = results[label]
     assert not name.startswith("CRASH"), f"{code!r} crashed the interpreter: {name}\n{message}"
+    raised = getattr(ember, name, None) or getattr(builtins, name, None)
+    classes = tuple(getattr(ember, n, None) or getattr(builtins, n) for n in expected)
+    ok = isinstance(raised, type) and issubclass(raised, classes)
     assert ok, f"{code!r} raised {name} ({message}), expected one of {expected}"
 
 

@@ -59,6 +59,20 @@ def np_binary(op, a, b):
 
 
 BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+
+
+def two_operands(max_dims: int) -> dict:
+    """Hypothesis strategies for two broadcastable operands (zero-size dims included),
+    their layouts, and a seed for their values."""
+    return dict(
+        shapes=mutually_broadcastable_shapes(
+            num_shapes=2, min_dims=0, max_dims=max_dims, min_side=0, max_side=4
+        ),
+        layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+        seed=st.integers(0, 2**32 - 1),
+    )
+
+
 # ops numpy computes exactly (correctly rounded) for every dtype
 EXACT_BINARY = {"add", "sub", "mul", "maximum", "minimum"}
 
@@ -89,13 +103,7 @@ def check_binary_result(op, name, got, na, nb):
 
 @pytest.mark.parametrize("op", BINARY)
 @settings(max_examples=25)
-@given(
-    shapes=mutually_broadcastable_shapes(
-        num_shapes=2, min_dims=0, max_dims=4, min_side=0, max_side=4
-    ),
-    layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**two_operands(max_dims=4))
 def test_binary_broadcasting(device, dtype, op, shapes, layouts, seed):
     if not require_dtype(device, dtype):
         return
@@ -393,13 +401,7 @@ CMP = {
 
 @pytest.mark.parametrize("op", sorted(CMP))
 @settings(max_examples=15)
-@given(
-    shapes=mutually_broadcastable_shapes(
-        num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=4
-    ),
-    layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**two_operands(max_dims=3))
 def test_comparisons(device, dtype, op, shapes, layouts, seed):
     if not require_dtype(device, dtype):
         return

@@ -170,6 +170,43 @@ class BackendStorage {
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
 };
 
+// A backend's device class declares its allocation and random fill with this one line.
+#define EMBER_BACKEND_DEVICE_ALLOCATION                                                   \
+  std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) override;      \
+  std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) override;             \
+  std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel, DType dtype) \
+      override;                                                                           \
+  void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter, \
+                   double a, double b) override;
+
+// A backend's storage class declares every op family above with this one line and
+// defines them in its op files: a new family is declared here once, for every backend.
+#define EMBER_BACKEND_STORAGE_OPS                                                                  \
+  void fill(const Layout& dst_layout, double value) override;                                      \
+  void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,             \
+             const Layout& dst_layout) const override;                                             \
+  void affine(const Layout& src, double mul, double add, BackendStorage& dst,                      \
+              const Layout& dst_layout) const override;                                            \
+  void binary(BinaryOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout, \
+              BackendStorage& dst, const Layout& dst_layout) const override;                       \
+  void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,       \
+           BackendStorage& dst, const Layout& dst_layout) const override;                          \
+  void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,            \
+             const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,          \
+             const Layout& dst_layout) const override;                                             \
+  void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims, BackendStorage& dst)           \
+      const override;                                                                              \
+  void softmax(const Layout& src, bool log, BackendStorage& dst) const override;                   \
+  void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,              \
+              BackendStorage& dst) const override;                                                 \
+  void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const override;      \
+  void copy_strided(const Layout& src, BackendStorage& dst, const Layout& dst_layout)              \
+      const override;                                                                              \
+  void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,                     \
+                    const Layout& ids_layout, BackendStorage& dst) const override;                 \
+  void gather(const Layout& src, int64_t dim, const BackendStorage& ids, const Layout& ids_layout, \
+              BackendStorage& dst) const override;
+
 // What core knows of a device kind, whether or not its backend is built into this ember:
 // each backend folder always compiles its description (kind.cpp), its factory only when
 // built, so that asking for a missing kind says how to get it.

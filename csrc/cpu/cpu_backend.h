@@ -15,11 +15,7 @@ class CpuDevice : public BackendDevice {
   std::string name() const override;
   void synchronize() override {}  // kernels finish before they return
 
-  std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) override;
-  std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) override;
-  std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel, DType dtype) override;
-  void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter, double a,
-                   double b) override;
+  EMBER_BACKEND_DEVICE_ALLOCATION
   std::map<std::string, std::string> info() const override;
   void empty_cache() override;
   std::map<std::string, int64_t> memory_stats() const override;
@@ -48,30 +44,7 @@ class CpuStorage : public BackendStorage {
   // Host memory: other backends copy straight from and into it.
   void* host_memory() override { return data_; }
   const void* host_memory() const override { return data_; }
-  void fill(const Layout& dst_layout, double value) override;
-  void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
-             const Layout& dst_layout) const override;
-  void affine(const Layout& src, double mul, double add, BackendStorage& dst,
-              const Layout& dst_layout) const override;
-  void binary(BinaryOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-              BackendStorage& dst, const Layout& dst_layout) const override;
-  void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-           BackendStorage& dst, const Layout& dst_layout) const override;
-  void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
-             const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,
-             const Layout& dst_layout) const override;
-  void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
-              BackendStorage& dst) const override;
-  void softmax(const Layout& src, bool log, BackendStorage& dst) const override;
-  void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-              BackendStorage& dst) const override;
-  void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const override;
-  void copy_strided(const Layout& src, BackendStorage& dst,
-                    const Layout& dst_layout) const override;
-  void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
-                    const Layout& ids_layout, BackendStorage& dst) const override;
-  void gather(const Layout& src, int64_t dim, const BackendStorage& ids, const Layout& ids_layout,
-              BackendStorage& dst) const override;
+  EMBER_BACKEND_STORAGE_OPS
 
  private:
   DevicePtr device_;

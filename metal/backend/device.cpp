@@ -33,7 +33,7 @@ MetalDevice::MetalDevice(int64_t ordinal, std::shared_ptr<rt::Device> gpu)
       owner_pid_(getpid()),
       gpu_(std::move(gpu)),
       queue_(gpu_->new_queue()),
-      completed_seq_(std::make_shared<std::atomic<uint64_t>>(0)) {}
+      completed_seq_(std::make_shared<CompletedPrefix>()) {}
 
 MetalDevice::~MetalDevice() {
   if (getpid() != owner_pid_) {
@@ -134,9 +134,8 @@ void MetalDevice::throttle() {
 void MetalDevice::commit_locked() {
   if (!open_) return;
   const uint64_t seq = open_seq_++;
-  std::shared_ptr<std::atomic<uint64_t>> done = completed_seq_;
-  // One queue runs its buffers in order, so completions arrive in sequence order.
-  open_->on_completed([done, seq] { done->store(seq, std::memory_order_release); });
+  std::shared_ptr<CompletedPrefix> done = completed_seq_;
+  open_->on_completed([done, seq] { done->complete(seq); });
   open_->commit();
   in_flight_.push_back(InFlight{seq, std::move(open_)});
   open_dispatches_ = 0;

@@ -10,7 +10,7 @@ namespace {
 class MetalEvent : public Event {
  public:
   MetalEvent(std::weak_ptr<BackendDevice> device,
-             std::shared_ptr<const std::atomic<uint64_t>> completed_seq, uint64_t seq)
+             std::shared_ptr<const CompletedPrefix> completed_seq, uint64_t seq)
       : device_(std::move(device)), completed_seq_(std::move(completed_seq)), seq_(seq) {}
 
   bool completed() const override {
@@ -24,7 +24,7 @@ class MetalEvent : public Event {
 
  private:
   std::weak_ptr<BackendDevice> device_;  // weak: the device's pool keeps events
-  std::shared_ptr<const std::atomic<uint64_t>> completed_seq_;
+  std::shared_ptr<const CompletedPrefix> completed_seq_;
   uint64_t seq_;
 };
 

@@ -15,6 +15,7 @@
 #include "../kernels/common.h"
 #include "../runtime/runtime.h"
 #include "buffer_pool.h"
+#include "completed_prefix.h"
 #include "core/backend.h"
 
 namespace ember::metal {
@@ -40,11 +41,7 @@ class MetalDevice : public BackendDevice {
   // command buffer surfaces here as DeviceError.
   void synchronize() override;
 
-  std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) override;
-  std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) override;
-  std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel, DType dtype) override;
-  void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter, double a,
-                   double b) override;
+  EMBER_BACKEND_DEVICE_ALLOCATION
   std::map<std::string, std::string> info() const override;
   void empty_cache() override;
   std::map<std::string, int64_t> memory_stats() const override;
@@ -111,7 +108,7 @@ class MetalDevice : public BackendDevice {
   std::deque<InFlight> in_flight_;  // committed, not yet known complete, in order
   uint64_t open_seq_ = 1;           // sequence number of the open (not yet committed) buffer
   int64_t host_waits_ = 0;
-  std::shared_ptr<std::atomic<uint64_t>> completed_seq_;
+  std::shared_ptr<CompletedPrefix> completed_seq_;
   std::string pending_error_;  // from a finished command buffer, raised at the next wait
   std::map<std::string, std::shared_ptr<rt::Library>> libraries_;
   std::map<std::string, std::shared_ptr<rt::Pipeline>> pipelines_;
@@ -136,30 +133,7 @@ class MetalStorage : public BackendStorage {
   EventPtr last_write() const override;
   // Called by dispatch (device lock held) for every buffer a command buffer binds.
   void note_use(uint64_t seq, bool write) const;
-  void fill(const Layout& dst_layout, double value) override;
-  void unary(UnaryOp op, const UnaryParams& p, const Layout& src, BackendStorage& dst,
-             const Layout& dst_layout) const override;
-  void affine(const Layout& src, double mul, double add, BackendStorage& dst,
-              const Layout& dst_layout) const override;
-  void binary(BinaryOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-              BackendStorage& dst, const Layout& dst_layout) const override;
-  void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-           BackendStorage& dst, const Layout& dst_layout) const override;
-  void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
-             const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,
-             const Layout& dst_layout) const override;
-  void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
-              BackendStorage& dst) const override;
-  void softmax(const Layout& src, bool log, BackendStorage& dst) const override;
-  void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
-              BackendStorage& dst) const override;
-  void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const override;
-  void copy_strided(const Layout& src, BackendStorage& dst,
-                    const Layout& dst_layout) const override;
-  void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
-                    const Layout& ids_layout, BackendStorage& dst) const override;
-  void gather(const Layout& src, int64_t dim, const BackendStorage& ids, const Layout& ids_layout,
-              BackendStorage& dst) const override;
+  EMBER_BACKEND_STORAGE_OPS
   // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
 
  private:

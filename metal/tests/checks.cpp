@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/completed_prefix.h"
 #include "emulator/emulator.h"
 #include "emulator/kernel_registry.h"
 #include "emutest.h"
@@ -588,6 +589,26 @@ int list_kernels(bool print) {
 
 }  // namespace
 
+// Completions may arrive out of commit order (Metal orders only the starts): the
+// watermark covers only the contiguous completed prefix and never goes back.
+void check_completed_prefix() {
+  ember::metal::CompletedPrefix done;
+  done.complete(2);
+  done.complete(3);
+  CHECK(done.load() == 0, "2 and 3 done, 1 not: watermark %llu, want 0",
+        static_cast<unsigned long long>(done.load()));
+  done.complete(1);
+  CHECK(done.load() == 3, "1..3 done: watermark %llu, want 3",
+        static_cast<unsigned long long>(done.load()));
+  done.complete(5);
+  done.complete(2);  // a late duplicate must not lower it
+  CHECK(done.load() == 3, "5 done past a gap: watermark %llu, want 3",
+        static_cast<unsigned long long>(done.load()));
+  done.complete(4);
+  CHECK(done.load() == 5, "1..5 done: watermark %llu, want 5",
+        static_cast<unsigned long long>(done.load()));
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--case") {
     setenv("EMBER_METAL_EMULATOR", "1", 1);
@@ -613,6 +634,8 @@ int main(int argc, char** argv) {
       {"command buffer errors", check_command_buffer_errors},
   };
   check_runtime_identity();
+  std::printf("out-of-order completions advance only the completed prefix\n");
+  check_completed_prefix();
   std::printf("an empty device list still offers the default device\n");
   check_empty_device_list();
   {
