@@ -4,6 +4,8 @@ threads nor memory, and must not start failing (MLX fails after ~1600 new stream
 
 from __future__ import annotations
 
+import os
+
 import ember
 import pytest
 from helpers import run_python
@@ -40,5 +42,7 @@ def test_ten_thousand_instances_leak_nothing(kind):
     assert r.returncode == 0, r.stderr
     count, rss_growth, thread_growth = r.stdout.split()
     assert int(count) == 10_000  # every instance had its own id
-    assert float(rss_growth) < 32, f"RSS grew by {rss_growth} MiB over 9500 instances"
+    # AddressSanitizer's quarantine keeps up to 256 MiB of freed memory by design
+    bound = 32 + (300 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0)
+    assert float(rss_growth) < bound, f"RSS grew by {rss_growth} MiB over 9500 instances"
     assert int(thread_growth) <= 2, f"{thread_growth} threads were left behind"
