@@ -61,14 +61,14 @@ def np_binary(op, a, b):
 BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
 
 
-def two_operands(max_dims: int) -> dict:
-    """Hypothesis strategies for two broadcastable operands (zero-size dims included),
+def operands(max_dims: int, num: int = 2) -> dict:
+    """Hypothesis strategies for `num` broadcastable operands (zero-size dims included),
     their layouts, and a seed for their values."""
     return dict(
         shapes=mutually_broadcastable_shapes(
-            num_shapes=2, min_dims=0, max_dims=max_dims, min_side=0, max_side=4
+            num_shapes=num, min_dims=0, max_dims=max_dims, min_side=0, max_side=4
         ),
-        layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+        layouts=st.tuples(*[st.sampled_from(LAYOUTS)] * num),
         seed=st.integers(0, 2**32 - 1),
     )
 
@@ -103,7 +103,7 @@ def check_binary_result(op, name, got, na, nb):
 
 @pytest.mark.parametrize("op", BINARY)
 @settings(max_examples=25)
-@given(**two_operands(max_dims=4))
+@given(**operands(max_dims=4))
 def test_binary_broadcasting(device, dtype, op, shapes, layouts, seed):
     if not require_dtype(device, dtype):
         return
@@ -401,7 +401,7 @@ CMP = {
 
 @pytest.mark.parametrize("op", sorted(CMP))
 @settings(max_examples=15)
-@given(**two_operands(max_dims=3))
+@given(**operands(max_dims=3))
 def test_comparisons(device, dtype, op, shapes, layouts, seed):
     if not require_dtype(device, dtype):
         return
@@ -449,16 +449,11 @@ def test_comparisons_with_nan(device):
 
 
 @settings(max_examples=20)
-@given(
-    shapes=mutually_broadcastable_shapes(
-        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4
-    ),
-    layout=st.sampled_from(LAYOUTS),
-    seed=st.integers(0, 2**32 - 1),
-)
-def test_where(device, dtype, shapes, layout, seed):
+@given(**operands(max_dims=3, num=3))
+def test_where(device, dtype, shapes, layouts, seed):
     if not require_dtype(device, dtype):
         return
+    layout = layouts[1]
     rng = np.random.default_rng(seed)
     sc, sa, sb = shapes.input_shapes
     cond = (np.asarray(rng.random(sc)) > 0.5).astype(np.uint8)
@@ -469,13 +464,7 @@ def test_where(device, dtype, shapes, layout, seed):
 
 
 @settings(max_examples=20)
-@given(
-    shapes=mutually_broadcastable_shapes(
-        num_shapes=3, min_dims=0, max_dims=3, min_side=0, max_side=4
-    ),
-    layouts=st.tuples(*[st.sampled_from(LAYOUTS)] * 3),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**operands(max_dims=3, num=3))
 def test_where_condition_dtypes_and_layouts(device, dtype, shapes, layouts, seed):
     # here `dtype` is the condition's: any dtype, nonzero is true
     if not require_dtype(device, dtype):
