@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,10 +22,66 @@ def _loop(_n, _clock=_clock, _sync=_sync):
     return _clock() - _t0
 """
 
+# On a GPU the time of the inner loop is the device's: an event is recorded on the
+# device's stream before the loop and one after it, and the host waits for the second.
+# Only the two records sit outside the loop body, so per-call cases time the same code.
+_EVENT_LOOP = """
+def _loop(_n, _start=_start, _stop=_stop):
+    _e0 = _start()
+    for _ in range(_n):
+        {stmt}
+    return _stop(_e0)
+"""
+
 MAX_INNER = 1_000_000
 MAX_ROUNDS = 5_000
 WARM_CALL_MAX_S = 0.05  # calls shorter than this get an untimed warm call per turn
 SLOW_CASE_S = 30.0  # past this, a case stops after its current round
+
+
+class EventTimer:
+    """Device time between two events recorded around the inner loop (GPU devices).
+
+    `record()` returns an event recorded on the device's stream after all work queued so
+    far; an event has synchronize() and elapsed_time(later) in milliseconds, as
+    torch.cuda.Event and ember.Event do. The host time from just before the first record
+    to the end of the wait is kept as well (`walls`, seconds per sample): a device time
+    far below it means work the events did not cover, or a launch-bound loop.
+    """
+
+    kind = "events"
+
+    def __init__(self, record: Callable[[], Any]):
+        self.record = record
+        self.walls: list[float] = []
+        self._wall0 = 0.0
+
+    def start(self) -> Any:
+        self._wall0 = time.perf_counter()
+        return self.record()
+
+    def stop(self, begin: Any) -> float:
+        end = self.record()
+        end.synchronize()
+        self.walls.append(time.perf_counter() - self._wall0)
+        return begin.elapsed_time(end) * 1e-3
+
+
+def cycling_recorder(make_event: Callable[[], Any], count: int = 2) -> Callable[[], Any]:
+    """record() over `count` events made once, in turn (torch: no allocation per sample).
+
+    A start and its stop always get different events; torch re-records an event in place.
+    """
+    events = [make_event() for _ in range(count)]
+    state = {"i": 0}
+
+    def record():
+        ev = events[state["i"]]
+        state["i"] = (state["i"] + 1) % count
+        ev.record()  # torch: on the current stream
+        return ev
+
+    return record
 
 
 @dataclass
@@ -36,30 +93,56 @@ class Impl:
     env: dict
     sync: Callable[[], Any] | None = None  # waits for queued device work (GPUs)
     result: str | None = None  # name holding the result (out= variants), else the value
+    # None: the host clock around the loop, `sync` inside it (CPU, Metal); else an
+    # EventTimer, whose events bracket the loop on the device's stream (CUDA)
+    timer: EventTimer | None = None
+    # a context manager factory entered around every run (check, calibration, sample),
+    # e.g. the float32 matmul precision; it restores the previous setting on exit
+    mode: Callable[[], AbstractContextManager] | None = None
     loop: Callable[[int], float] | None = field(default=None, repr=False)
 
+    @property
+    def timer_kind(self) -> str:
+        return "host" if self.timer is None else self.timer.kind
+
     def run_once(self) -> Any:
-        value = eval(self.stmt, self.env)
-        if self.sync is not None:
-            self.sync()
+        with self._mode():
+            value = eval(self.stmt, self.env)
+            if self.sync is not None:
+                self.sync()
         return self.env[self.result] if self.result else value
 
     def timed(self, n: int) -> float:
         """Seconds for n back-to-back runs, device work included."""
         if self.loop is None:
             self.loop = _compile(self)
-        return self.loop(n)
+        with self._mode():  # outside the loop's own clock
+            return self.loop(n)
+
+    def _mode(self) -> AbstractContextManager:
+        return nullcontext() if self.mode is None else self.mode()
 
 
 def _compile(impl: Impl) -> Callable[[int], float]:
-    env = dict(impl.env, _clock=time.perf_counter, _sync=impl.sync)
-    src = _LOOP.format(stmt=impl.stmt, sync="_sync()" if impl.sync else "pass")
+    if impl.timer is not None:
+        env = dict(impl.env, _start=impl.timer.start, _stop=impl.timer.stop)
+        src = _EVENT_LOOP.format(stmt=impl.stmt)
+    else:
+        env = dict(impl.env, _clock=time.perf_counter, _sync=impl.sync)
+        src = _LOOP.format(stmt=impl.stmt, sync="_sync()" if impl.sync else "pass")
     exec(compile(src, f"<bench {impl.lib}: {impl.stmt}>", "exec"), env)
     return env["_loop"]
 
 
-def calibrate(impl: Impl, min_sample: float) -> int:
-    """Inner iterations so that one sample lasts at least `min_sample` seconds."""
+def calibrate(impl: Impl, min_sample: float, fixed: int = 0) -> int:
+    """Inner iterations so that one sample lasts at least `min_sample` seconds.
+
+    With `fixed`, the case prescribes the count (10 000 queued calls, then one wait):
+    one untimed sample of that many warms up, and the count is kept.
+    """
+    if fixed:
+        impl.timed(fixed)
+        return fixed
     # The first call pays one-time costs (allocator growth, kernel compilation): untimed.
     first = impl.timed(1)
     if first >= 20 * min_sample:
