@@ -51,7 +51,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--quick", action="store_true", help="fewer sizes, short budgets (<1 min)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer sizes, short budgets (<1 min on a CPU); CUDA: its same cases, short budgets",
+    )
     p.add_argument("--device", choices=DEVICES, default="all", help="default: all available")
     p.add_argument(
         "--ops",
@@ -62,7 +66,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--sizes",
         type=parse_sizes,
-        help="comma list, e.g. 1e3,1e6: elements for elementwise ops and n for matmul",
+        help="comma list, e.g. 1e3,1e6: elements for elementwise ops and n for matmul "
+        "(CUDA: replaces 2^28, 8192x8192 rows, 256 MiB moves, and matmul 4096/8192)",
     )
     p.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     p.add_argument("--budget", type=float, help="seconds of sampling per case (1.5; quick 0.25)")
@@ -91,16 +96,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(budget=budget, min_rounds=repeat, pause=args.pause)
 
 
-def sizes_from(args: argparse.Namespace) -> tuple[list[int], list[int]]:
-    """(elementwise sizes, matmul n), dropping matmul sizes too large to allocate."""
+def sizes_from(args: argparse.Namespace) -> tuple[list[int] | None, list[int] | None]:
+    """(elementwise sizes, matmul n) from --sizes, dropping matmul sizes too large to
+    allocate; (None, None) without it: each device kind's defaults (cases.plan)."""
     if args.sizes:
         big = [n for n in args.sizes if n > cases.MATMUL_MAX_N]
         if big and "matmul" in args.ops:
             print(f"note: matmul skips n > {cases.MATMUL_MAX_N}: {big}", file=sys.stderr)
         return args.sizes, [n for n in args.sizes if n <= cases.MATMUL_MAX_N]
-    if args.quick:
-        return list(cases.QUICK_SIZES), list(cases.QUICK_MATMUL_SIZES)
-    return list(cases.SIZES), list(cases.MATMUL_SIZES)
+    return None, None
 
 
 def device_kinds(ember, wanted: str) -> list[str]:
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = [
         (label, spec)
         for label, lib_list in devices.items()
-        for spec in cases.plan(label.split(":")[0], args.ops, sizes, mm_sizes)
+        for spec in cases.plan(label.split(":")[0], args.ops, sizes, mm_sizes, args.quick)
     ]
     settings = settings_from(args)
     progress = Progress(len(plan))
@@ -174,14 +178,12 @@ def finish(args, records, libraries, notes, settings, started) -> int:
     desc = machine.describe(ember, devices, torch)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     mode = "quick" if args.quick else "full"
-    heading = [
-        f"ember benchmarks, {when}, {mode} run, {time.time() - started:.0f} s",
-        machine.summary_line(desc),
-    ]
+    about = [machine.summary_line(desc)]
+    heading = [f"ember benchmarks, {when}, {mode} run, {time.time() - started:.0f} s", *about]
     heading += [f"note: {n}" for n in notes]
     text = report.table(records, heading)
     paths = report.out_paths(args.out)
-    plot_note = report.plot(records, paths["plot"], "\n".join(heading[:2]))
+    plot_note = report.plot(records, paths["plot"], "\n".join(heading[: 1 + len(about)]))
     print(text)
     with open(paths["table"], "w", encoding="utf-8") as f:
         f.write(text + "\n")

@@ -1,14 +1,24 @@
 """The libraries compared, each bound to one device.
 
 A Lib knows how to place a numpy array on its device, read a result back, wait for
-queued work, and which functions the timed statements call (`add`, `exp`, `softmax`).
+queued work, which functions the timed statements call (`add`, `exp`, `softmax`), how
+its device is timed (events on CUDA, else the host clock) and how it sets the float32
+matmul precision.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
+
+from .timing import EventTimer, cycling_recorder
+
+# Device kinds whose samples are timed by events on the device's stream; elsewhere the
+# host clock around the loop, which waits for the device at its end (Metal's events are
+# host timestamps after a queue wait, the same measurement).
+EVENT_KINDS = ("cuda",)
 
 
 class Lib:
@@ -19,7 +29,8 @@ class Lib:
         self.device = device  # label shared by every library on this device: "cpu", "cuda:0"
         self.ns = ns  # names the statements use; `dev` and `host` are the device objects
 
-    def put(self, x: np.ndarray) -> Any:
+    def put(self, x: np.ndarray, dtype: str | None = None) -> Any:
+        """x on the device; with `dtype` ("bfloat16"), converted to it there."""
         raise NotImplementedError
 
     def put_host(self, x: np.ndarray) -> Any:
@@ -34,25 +45,60 @@ class Lib:
     def move_stmt(self, dst: str) -> str:
         raise NotImplementedError
 
+    def move(self, to_device: bool, x: np.ndarray) -> tuple[str, dict, str | None]:
+        """(statement, its inputs, the name holding the result or None) of a move of x."""
+        if to_device:
+            return self.move_stmt("dev"), {"a": self.put_host(x)}, None
+        return self.move_stmt("host"), {"a": self.put(x)}, None
+
+    def timer(self) -> EventTimer | None:
+        """A new timer for one Impl: None for the host clock."""
+        return None
+
+    def precision(self, mode: str) -> contextlib.AbstractContextManager:
+        """Float32 matmul precision `mode` ("highest", "high") while inside, then restored."""
+        return contextlib.nullcontext()
+
 
 class EmberLib(Lib):
     name = "ember"
 
     def __init__(self, ember: Any, dev: Any, label: str):
-        ns = {"add": ember.add, "exp": ember.exp, "softmax": ember.softmax}
+        ns = {"add": ember.add, "mul": ember.mul, "exp": ember.exp, "softmax": ember.softmax}
         super().__init__(label, dict(ns, dev=dev, host=ember.device("cpu")))
         self.ember, self.dev = ember, dev
         if dev.kind != "cpu":
             self.sync = dev.synchronize
 
-    def put(self, x):
-        return self.ember.tensor(x, device=self.dev)
+    def put(self, x, dtype=None):
+        t = self.ember.tensor(x, device=self.dev)
+        return t if dtype is None else t.to_dtype(getattr(self.ember, dtype))
 
     def put_host(self, x):
         return self.ember.tensor(x)
 
     def get(self, value):
+        if value.dtype == self.ember.bfloat16:  # numpy has no bfloat16
+            value = value.to_dtype(self.ember.float32)
         return np.asarray(value.numpy())
+
+    def has_events(self) -> bool:
+        return self.dev.kind in EVENT_KINDS and hasattr(self.dev, "record_event")
+
+    def timer(self):
+        # dev.record_event(): an ember.Event after all work queued on the device's stream
+        return EventTimer(self.dev.record_event) if self.has_events() else None
+
+    @contextlib.contextmanager
+    def precision(self, mode):
+        ember = self.ember
+        get = getattr(ember, "get_float32_matmul_precision", None)
+        before = get() if get is not None else "highest"  # ember's default, as torch's
+        ember.set_float32_matmul_precision(mode)
+        try:
+            yield
+        finally:
+            ember.set_float32_matmul_precision(before)
 
     def move_stmt(self, dst):
         return f"a.to_device({dst})"
@@ -69,12 +115,16 @@ class NumpyLib(Lib):
     name = "numpy"
 
     def __init__(self):
-        super().__init__("cpu", {"add": np.add, "exp": np.exp, "softmax": _np_softmax})
+        ns = {"add": np.add, "mul": np.multiply, "exp": np.exp, "softmax": _np_softmax}
+        super().__init__("cpu", ns)
 
-    def put(self, x):
+    def put(self, x, dtype=None):
+        if dtype is not None:
+            raise TypeError(f"numpy has no {dtype}")
         return x.copy()  # its own buffer, so no library finds another's data in cache
 
-    put_host = put
+    def put_host(self, x):
+        return x.copy()
 
     def get(self, value):
         return np.asarray(value)
@@ -88,25 +138,55 @@ class TorchLib(Lib):
 
     def __init__(self, torch: Any, kind: str, label: str):
         dev, host = torch.device(kind), torch.device("cpu")
-        ns = {"add": torch.add, "exp": torch.exp, "softmax": torch.softmax}
+        ns = {"add": torch.add, "mul": torch.mul, "exp": torch.exp, "softmax": torch.softmax}
         super().__init__(label, dict(ns, dev=dev, host=host))
-        self.torch, self.dev = torch, dev
+        self.torch, self.dev, self.kind = torch, dev, kind
         if kind == "cuda":
             self.sync = torch.cuda.synchronize
         elif kind == "mps":
             self.sync = torch.mps.synchronize
 
-    def put(self, x):
-        return self.put_host(x).to(self.dev)
+    def put(self, x, dtype=None):
+        t = self.put_host(x).to(self.dev)
+        return t if dtype is None else t.to(getattr(self.torch, dtype))
 
     def put_host(self, x):
         return self.torch.from_numpy(np.array(x, copy=True))
 
     def get(self, value):
-        return value.detach().cpu().numpy()
+        value = value.detach()
+        if value.dtype == self.torch.bfloat16:  # numpy has no bfloat16
+            value = value.float()
+        return value.cpu().numpy()
 
     def move_stmt(self, dst):
         return f"a.to({dst})"
+
+    def move(self, to_device, x):
+        if self.kind != "cuda":
+            return super().move(to_device, x)
+        # CUDA: the fast path every torch user takes, from and into pinned host memory,
+        # queued on the current stream (the events around the loop wait for it)
+        if to_device:
+            return "a.to(dev, non_blocking=True)", {"a": self.put_host(x).pin_memory()}, None
+        pinned = self.torch.empty(x.shape, dtype=self.torch.float32, pin_memory=True)
+        return "c.copy_(a, non_blocking=True)", {"a": self.put(x), "c": pinned}, "c"
+
+    def timer(self):
+        if self.kind not in EVENT_KINDS:
+            return None
+        cuda = self.torch.cuda
+        return EventTimer(cycling_recorder(lambda: cuda.Event(enable_timing=True)))
+
+    @contextlib.contextmanager
+    def precision(self, mode):
+        torch = self.torch
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision(mode)
+        try:
+            yield
+        finally:
+            torch.set_float32_matmul_precision(before)
 
 
 def import_torch() -> tuple[Any, str]:
@@ -145,7 +225,10 @@ def discover(ember: Any, kinds: list[str], torch: Any) -> tuple[dict[str, list[L
     for kind in kinds:
         dev = ember.device("cpu" if kind == "cpu" else f"{kind}:0")
         label = "cpu" if kind == "cpu" else f"{kind}:0"
-        libs: list[Lib] = [EmberLib(ember, dev, label)]
+        mine = EmberLib(ember, dev, label)
+        if kind in EVENT_KINDS and not mine.has_events():
+            notes.append(f"ember's {label} has no record_event(): ember timed by the host clock")
+        libs: list[Lib] = [mine]
         if kind == "cpu":
             libs.append(NumpyLib())
         tkind = _torch_kind(torch, kind) if torch is not None else ""

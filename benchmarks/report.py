@@ -83,9 +83,11 @@ def table(records: list[dict], heading: list[str]) -> str:
     parts.append("times: median µs per call; iqr: interquartile range / median; rate: GB/s")
     parts.append("  (bytes read + written; host<->device moves count bytes moved) or GFLOP/s")
     parts.append(f"  (2*n^3); {CONVENTION}")
+    if any(r["unit"] == "TFLOP/s" for r in records):
+        parts.append("  CUDA matmul rates are TFLOP/s (2*n^3 / 1e12)")
     for device in dict.fromkeys(r["device"] for r in records):
         mine = [r for r in records if r["device"] == device]
-        parts += ["", f"device {device}", align(device_rows(mine))]
+        parts += ["", f"device {device}{_timers(mine)}", align(device_rows(mine))]
     notes = sorted({f"{r['case']}: {r['note']}" for r in records if r["note"]})
     notes += [
         f"{r['device']} {r['case']} {r['label']}: {lib}: {err}"
@@ -100,6 +102,20 @@ def table(records: list[dict], heading: list[str]) -> str:
     ]
     parts += [""] + [f"note: {n}" for n in notes] if notes else []
     return "\n".join(parts)
+
+
+def _timers(records: list[dict]) -> str:
+    """How the device's samples were timed, when not (only) by the host clock."""
+    kinds = {}
+    for r in records:
+        for lib, res in r["results"].items():
+            kinds.setdefault(res.get("timer", "host"), set()).add(lib)
+    if set(kinds) <= {"host"}:
+        return ""
+    if len(kinds) == 1:
+        return ": times from device events around each sample's loop"
+    by = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(kinds.items()))
+    return f": times from {by}"
 
 
 def write_json(path: str, payload: dict) -> None:
@@ -117,14 +133,15 @@ def plot(records: list[dict], path: str, title: str) -> str | None:
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
-    cases = list(dict.fromkeys(r["case"] for r in records if r["unit"]))
+    # a subplot per case and unit (CUDA matmul is in TFLOP/s, the others' in GFLOP/s)
+    cases = list(dict.fromkeys((r["case"], r["unit"]) for r in records if r["unit"]))
     if not cases:
         return "plot skipped: no case has a throughput"
     cols = min(3, len(cases))
     rows = -(-len(cases) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
-    for ax, case in zip(axes.flat, cases):
-        _subplot(ax, [r for r in records if r["case"] == case], case)
+    for ax, (case, unit) in zip(axes.flat, cases):
+        _subplot(ax, [r for r in records if r["case"] == case and r["unit"] == unit], case)
     for ax in list(axes.flat)[len(cases) :]:
         ax.set_visible(False)
     fig.suptitle(title, fontsize=9)

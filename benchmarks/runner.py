@@ -37,23 +37,37 @@ def run_case(case: Case, getters: dict, settings: Settings) -> dict:
     inner = {}
     for impl in list(ready):
         try:
-            inner[impl.lib] = calibrate(impl, settings.min_sample)
+            inner[impl.lib] = calibrate(impl, settings.min_sample, case.inner)
         except Exception as exc:
             case.errors[impl.lib] = f"{type(exc).__name__}: {exc}"
             ready.remove(impl)
+        if impl.timer is not None:
+            impl.timer.walls.clear()  # from here on, one host time per sample
     pause = case.pause and settings.pause > 0
     samples = interleave(ready, inner, settings, pause) if ready else {}
-    results = {lib: _figures(summarize(s, inner[lib]), case) for lib, s in samples.items()}
+    by_lib = {impl.lib: impl for impl in ready}
+    results = {
+        lib: _figures(summarize(s, inner[lib]), case, by_lib[lib]) for lib, s in samples.items()
+    }
     return _record(case, checks, results)
 
 
-def _figures(summary: dict, case: Case) -> dict:
-    """Adds throughput: bytes or flops per call over the median time."""
+SCALE = {"GB/s": 1e9, "GFLOP/s": 1e9, "TFLOP/s": 1e12}
+
+
+def _figures(summary: dict, case: Case, impl: Impl | None = None) -> dict:
+    """Adds throughput (bytes or flops per call over the median time) and the timer."""
     if case.work and summary["median_us"] > 0:
-        summary["throughput"] = case.work / (summary["median_us"] * 1e-6) / 1e9
+        scale = SCALE.get(case.unit, 1e9)
+        summary["throughput"] = case.work / (summary["median_us"] * 1e-6) / scale
     else:
         summary["throughput"] = None
     summary["throughput_unit"] = case.unit or None
+    if impl is not None:
+        summary["timer"] = impl.timer_kind
+        walls = impl.timer.walls if impl.timer is not None else []
+        if walls:  # events: the host's view of the same samples, for comparison
+            summary["wall_median_us"] = float(np.median(walls)) * 1e6 / summary["inner_iterations"]
     return summary
 
 
@@ -67,7 +81,7 @@ def ratios(results: dict) -> dict:
 
 def _record(case: Case, checks: dict, results: dict) -> dict:
     spec = case.spec
-    work_key = "flops" if case.unit == "GFLOP/s" else "bytes"
+    work_key = "flops" if case.unit.endswith("FLOP/s") else "bytes"
     return {
         "op": spec.op,
         "case": spec.name,

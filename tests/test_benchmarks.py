@@ -12,9 +12,15 @@ import subprocess
 import sys
 import time
 
+import ember
+import numpy as np
 import pytest
 
-from benchmarks.timing import EventTimer, Impl, cycling_recorder
+from benchmarks import cases, libs, report
+from benchmarks.cases import bf16_round, size_label
+from benchmarks.libs import EmberLib
+from benchmarks.runner import run_case
+from benchmarks.timing import EventTimer, Impl, Settings, cycling_recorder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
@@ -90,6 +96,127 @@ def test_bad_op_is_a_usage_error():
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown ops" in proc.stderr
+
+
+def test_cuda_without_a_gpu_is_a_device_error(tmp_path):
+    if ember.cuda_is_available():
+        pytest.skip("this machine has a CUDA device")
+    cmd = [sys.executable, "-m", "benchmarks", "--device", "cuda", "--out", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "no usable cuda device" in proc.stderr
+
+
+# --- the plan: which cases run where (no device needed) ---------------------------------
+
+CUDA_CASES = [  # (case, size label, dtype, float32 matmul precision, unit)
+    ("add", "2^28", "float32", "", "GB/s"),
+    ("add out=", "2^28", "float32", "", "GB/s"),
+    ("mul", "2^28", "float32", "", "GB/s"),
+    ("mul out=", "2^28", "float32", "", "GB/s"),
+    ("exp", "2^28", "float32", "", "GB/s"),
+    ("exp out=", "2^28", "float32", "", "GB/s"),
+    ("sum", "2^28", "float32", "", "GB/s"),
+    ("sum dim=-1", "8192x8192", "float32", "", "GB/s"),
+    ("softmax", "8192x8192", "float32", "", "GB/s"),
+    ("matmul bf16", "4096", "bfloat16", "", "TFLOP/s"),
+    ("matmul bf16", "8192", "bfloat16", "", "TFLOP/s"),
+    ("matmul f16", "4096", "float16", "", "TFLOP/s"),
+    ("matmul f16", "8192", "float16", "", "TFLOP/s"),
+    ("matmul f32", "4096", "float32", "highest", "TFLOP/s"),
+    ("matmul tf32", "4096", "float32", "high", "TFLOP/s"),
+    ("scalar_add", "1", "float32", "", ""),
+    ("scalar_add out=", "1", "float32", "", ""),
+    ("to_device h2d", "2^26", "float32", "", "GB/s"),
+    ("to_device d2h", "2^26", "float32", "", "GB/s"),
+]
+
+
+def _rows(specs):
+    return [(s.name, s.label, s.dtype, s.precision, s.unit or _unit(s)) for s in specs]
+
+
+def _unit(spec):  # as cases.build gives it
+    if spec.op == "to_device":
+        return "GB/s"
+    return cases.RECIPES["matmul" if spec.op == "matmul" else spec.name].unit
+
+
+def test_cuda_plan_is_the_targets():
+    specs = cases.plan("cuda", cases.OPS)
+    assert _rows(specs) == CUDA_CASES
+    assert cases.plan("cuda", cases.OPS, quick=True) == specs  # quick: same cases
+    by_name = {(s.name, s.size): s for s in specs}
+    assert by_name[("add", 2**28)].shape == (2**28,)
+    assert by_name[("softmax", 8192 * 8192)].shape == (8192, 8192)
+    assert by_name[("sum dim=-1", 8192 * 8192)].shape == (8192, 8192)
+    assert by_name[("matmul bf16", 8192)].shape == (8192, 8192)
+    assert by_name[("to_device h2d", 2**26)].size * 4 == 256 * 2**20  # 256 MiB of float32
+    assert {s.inner for s in specs if s.op == "scalar_add"} == {10_000}
+    assert {s.inner for s in specs if s.op != "scalar_add"} == {0}
+
+
+def test_cuda_plan_takes_ops_and_sizes():
+    specs = cases.plan("cuda", ["to_device", "sum", "matmul"], [16384], [64])
+    assert [(s.name, s.label) for s in specs] == [
+        ("sum", "16384"),
+        ("sum dim=-1", "2x8192"),
+        ("matmul bf16", "64"),
+        ("matmul f16", "64"),
+        ("matmul f32", "64"),
+        ("matmul tf32", "64"),
+        ("to_device h2d", "16384"),
+        ("to_device d2h", "16384"),
+    ]
+    # --sizes with every matmul size too large: no matmul, other cases as asked
+    assert [s.name for s in cases.plan("cuda", ["matmul", "exp"], [10**6], [])] == [
+        "exp",
+        "exp out=",
+    ]
+
+
+def test_cpu_and_metal_plans_unchanged():
+    quick = cases.plan("cpu", cases.OPS, quick=True)
+    sizes = ["1e3", "1e5", "1e6", "1e7"]
+    expected = [
+        (name, label) for name in ("add", "add out=", "mul", "exp", "sum") for label in sizes
+    ]
+    expected += [("softmax", f"{rows}x1000") for rows in (1, 100, 1000, 10000)]
+    expected += [("matmul", n) for n in ("64", "256", "512", "1024")]
+    expected += [("scalar_add", "1")] + [("copy cpu->cpu", label) for label in sizes]
+    assert [(s.name, s.label) for s in quick] == expected
+    assert {s.dtype for s in quick} == {"float32"}
+    assert {(s.precision, s.inner, s.unit) for s in quick} == {("", 0, "")}
+    full = cases.plan("cpu", cases.OPS)
+    assert [s.size for s in full if s.name == "add"] == list(cases.SIZES)
+    assert [s.size for s in full if s.name == "matmul"] == list(cases.MATMUL_SIZES)
+    # the same call main() made before, with explicit lists
+    assert cases.plan("cpu", ["add"], [64], [64]) == [
+        cases.Spec("add", "add", 64),
+        cases.Spec("add", "add out=", 64),
+    ]
+    metal = [s.name for s in cases.plan("metal", ["matmul", "to_device"], [1000], [64])]
+    assert metal == ["matmul", "matmul f16", "to_device h2d", "to_device d2h"]
+
+
+def test_size_labels():
+    assert [size_label(n) for n in (1, 64, 1000, 4096, 10**7, 2**20, 2**28, 3 * 2**20)] == [
+        "1",
+        "64",
+        "1e3",
+        "4096",
+        "1e7",
+        "2^20",
+        "2^28",
+        str(3 * 2**20),
+    ]
+
+
+def test_bf16_round_matches_round_to_nearest_even():
+    x = np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-7, -2.5, 1 + 2**-8 + 2**-20], np.float32)
+    got = bf16_round(x)
+    np.testing.assert_array_equal(got, [1.0, 1.0, 1 + 2**-6, 1 + 2**-7, -2.5, 1 + 2**-7])
+    assert got.dtype == np.float32
 
 
 # --- device timing with events, tested on the CPU with an ember-like stub --------------
@@ -189,3 +316,64 @@ def test_precision_mode_is_set_around_each_run_and_restored():
     assert impl.run_once() == 1
     impl.timed(2)
     assert seen == ["high"] * 3 and state["mode"] == "highest"
+
+
+class StubEventEmber(EmberLib):
+    """ember on the CPU dressed as ember on CUDA: stub events, the label cuda:0."""
+
+    def __init__(self):
+        super().__init__(ember, ember.device("cpu"), "cuda:0")
+
+    def timer(self):
+        return EventTimer(StubDevice().record_event)
+
+
+def test_cuda_cases_run_end_to_end_on_the_cpu(monkeypatch):
+    """Every CUDA case, tiny, through build, check, calibration and sampling with stub
+    events: ember (the CPU backend) must agree with numpy on each."""
+    state = {"mode": "highest"}
+    calls = []
+
+    def set_precision(mode):
+        calls.append(mode)
+        state["mode"] = mode
+
+    monkeypatch.setattr(ember, "set_float32_matmul_precision", set_precision, raising=False)
+    monkeypatch.setattr(ember, "get_float32_matmul_precision", lambda: state["mode"], raising=False)
+    peers = [StubEventEmber(), libs.NumpyLib()]
+    rng = np.random.default_rng(0)
+    settings = Settings(budget=0.0, min_rounds=1, min_sample=1e-4)
+    records = []
+    for spec in cases.plan("cuda", cases.OPS, [2 * 8192], [64]):
+        calls.clear()
+        case = cases.build(spec, peers, rng)
+        assert case.inner == spec.inner
+        record = run_case(case, {lib.name: lib.get for lib in peers}, settings)
+        records.append(record)
+        where = f"{spec.name} {spec.label}"
+        assert (record["unit"] or "") == (spec.unit or _unit(spec)), where
+        assert "ember" not in record["errors"], (where, record["errors"])
+        assert record["check"]["ember"]["ok"], (where, record["check"])
+        res = record["results"]["ember"]
+        assert res["timer"] == "events" and res["wall_median_us"] > 0, where
+        if spec.inner:
+            assert res["inner_iterations"] == spec.inner
+        if spec.precision:  # set for every run, restored after each
+            assert calls and set(calls) == {spec.precision, "highest"}, (where, calls)
+            assert state["mode"] == "highest"
+        if spec.dtype == "bfloat16" or spec.op == "to_device":
+            assert "numpy" in record["errors"], where  # numpy has neither
+        else:
+            assert record["check"]["numpy"]["ok"], (where, record["check"])
+            assert record["results"]["numpy"]["timer"] == "host"
+        if record["unit"] == "TFLOP/s":
+            expected = 2 * 64**3 / (res["median_us"] * 1e-6) / 1e12
+            assert res["throughput"] == pytest.approx(expected)
+            assert "flops" in record["work"]
+    assert [(r["case"], r["label"]) for r in records][:2] == [
+        ("add", "16384"),
+        ("add out=", "16384"),
+    ]
+    text = report.table(records, ["heading"])
+    assert "device cuda:0: times from events: ember; host: numpy" in text
+    assert "TFLOP/s" in text
