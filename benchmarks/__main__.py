@@ -178,7 +178,7 @@ def finish(args, records, libraries, notes, settings, started) -> int:
     desc = machine.describe(ember, devices, torch)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     mode = "quick" if args.quick else "full"
-    about = [machine.summary_line(desc)]
+    about = [machine.summary_line(desc), *machine.gpu_lines(desc)]
     heading = [f"ember benchmarks, {when}, {mode} run, {time.time() - started:.0f} s", *about]
     heading += [f"note: {n}" for n in notes]
     text = report.table(records, heading)

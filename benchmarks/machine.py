@@ -18,7 +18,12 @@ ENV_PREFIXES = ("OPENBLAS_", "OMP_", "MKL_", "GOTO", "VECLIB_", "BLIS_", "EMBER_
 ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "PYTORCH_ENABLE_MPS_FALLBACK")
 
 
+# what ember's CUDA Device.info() reports about the GPU and its software
+GPU_KEYS = ("gpu", "compute_capability", "driver", "runtime", "cublas")
+
+
 def describe(ember: Any, devices: dict, torch: Any) -> dict:
+    ember_info = _ember(ember, devices)
     return {
         "cpu": _cpu(),
         "memory_bytes": _memory(),
@@ -29,7 +34,8 @@ def describe(ember: Any, devices: dict, torch: Any) -> dict:
         "numpy": _numpy(),
         "threadpools": _threadpools(),
         "torch": _torch(torch),
-        "ember": _ember(ember, devices),
+        "ember": ember_info,
+        "gpus": _gpus(ember_info, torch),
     }
 
 
@@ -154,6 +160,63 @@ def _ember(ember: Any, devices: dict) -> dict:
             "info": _call(dev, "info"),
         }
     return info
+
+
+def _gpus(ember_info: dict, torch: Any) -> dict:
+    """Per CUDA device: the GPU, driver, runtime and cuBLAS as ember reports them, and
+    what torch says of the same GPU (its version, the CUDA it was built with)."""
+    out = {}
+    for label, dev in ember_info["devices"].items():
+        if not label.startswith("cuda"):
+            continue
+        info = dev["info"]
+        entry: dict[str, Any] = {k: info.get(k) for k in GPU_KEYS} if isinstance(info, dict) else {}
+        if not isinstance(info, dict):
+            entry["info"] = info  # why Device.info() gave nothing usable
+        entry["torch"] = _torch_gpu(torch, int(label.partition(":")[2] or 0))
+        out[label] = entry
+    return out
+
+
+def _torch_gpu(torch: Any, index: int):
+    if torch is None:
+        return None
+    try:
+        if not torch.cuda.is_available():
+            return None
+        return {
+            "version": torch.__version__,
+            "cuda": torch.version.cuda,
+            "gpu": torch.cuda.get_device_name(index),
+            "capability": ".".join(map(str, torch.cuda.get_device_capability(index))),
+        }
+    except Exception as exc:  # the report must not fail on it
+        return f"{type(exc).__name__}: {exc}"
+
+
+def gpu_lines(machine: dict) -> list[str]:
+    """A heading line per CUDA device: GPU, CUDA versions, and torch's view of it."""
+    lines = []
+    for label, g in (machine.get("gpus") or {}).items():
+        if "info" in g:
+            text = f"{label}: ember info() failed: {g['info']}"
+        else:
+            cc = (
+                f" (compute capability {g['compute_capability']})"
+                if g["compute_capability"]
+                else ""
+            )
+            text = (
+                f"{label}: {g['gpu'] or 'unknown GPU'}{cc}, driver {g['driver']}, "
+                f"CUDA runtime {g['runtime']}, cuBLAS {g['cublas']}"
+            )
+        t = g.get("torch")
+        if isinstance(t, dict):
+            text += f"; torch {t['version']} (CUDA {t['cuda']}) on {t['gpu']}"
+        elif t:
+            text += f"; torch: {t}"
+        lines.append(text)
+    return lines
 
 
 def _call(obj: Any, name: str):

@@ -11,12 +11,13 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import ember
 import numpy as np
 import pytest
 
-from benchmarks import cases, libs, report
+from benchmarks import cases, libs, machine, report
 from benchmarks.cases import bf16_round, size_label
 from benchmarks.libs import EmberLib
 from benchmarks.runner import run_case
@@ -377,3 +378,36 @@ def test_cuda_cases_run_end_to_end_on_the_cpu(monkeypatch):
     text = report.table(records, ["heading"])
     assert "device cuda:0: times from events: ember; host: numpy" in text
     assert "TFLOP/s" in text
+
+
+def test_gpu_facts_in_machine_description():
+    info = {
+        "gpu": "NVIDIA H200",
+        "compute_capability": "9.0",
+        "driver": "13.0",
+        "runtime": "13.0",
+        "cublas": "13.1.0",
+    }
+    ember_info = {"devices": {"cpu": {"info": {"threads": "2"}}, "cuda:0": {"info": info}}}
+    cuda = SimpleNamespace(
+        is_available=lambda: True,
+        get_device_name=lambda i: "NVIDIA H200",
+        get_device_capability=lambda i: (9, 0),
+    )
+    torch = SimpleNamespace(__version__="2.11.0", version=SimpleNamespace(cuda="13.0"), cuda=cuda)
+    gpus = machine._gpus(ember_info, torch)
+    assert list(gpus) == ["cuda:0"]
+    assert {k: gpus["cuda:0"][k] for k in machine.GPU_KEYS} == info
+    assert gpus["cuda:0"]["torch"] == {
+        "version": "2.11.0",
+        "cuda": "13.0",
+        "gpu": "NVIDIA H200",
+        "capability": "9.0",
+    }
+    (line,) = machine.gpu_lines({"gpus": gpus})
+    for word in ("cuda:0", "NVIDIA H200", "9.0", "driver 13.0", "runtime 13.0", "cuBLAS 13.1.0"):
+        assert word in line, word
+    assert "torch 2.11.0 (CUDA 13.0) on NVIDIA H200" in line
+    assert machine.gpu_lines({"gpus": {}}) == []
+    failed = machine._gpus({"devices": {"cuda:0": {"info": "RuntimeError: no"}}}, None)
+    assert "info() failed" in machine.gpu_lines({"gpus": failed})[0]
