@@ -22,6 +22,7 @@ USES = {
     "Tensor": ["x.numpy()", "repr(x)", "ember.zeros(2) + x", "x.shape", "x[0]", "x.sum()"],
     "Device": ["x.id", "repr(x)", "x.kind", "ember.zeros(2, device=x)"],
     "DType": ["x.name", "repr(x)", "ember.zeros(2, dtype=x)", "x == ember.float32"],
+    "Event": ["x.query()", "x.synchronize()", "x.elapsed_time(x)"],
 }
 
 

@@ -90,20 +90,31 @@ def test_to_host_waits_for_its_last_write_only(kind, rng):
         np.testing.assert_array_equal(u.numpy(), y * 3)
 
 
+def host_written_pool(d: ember.Device) -> bool:
+    """Whether d's pool hands buffers to the host (Metal: shared memory written by memcpy),
+    so that reuse must wait for the GPU and hits are counted. CUDA's pool is
+    stream-ordered: a freed block is reused at once by later work of the same stream, which
+    runs after the reads; the values below check that either way."""
+    return "cache_hits" in d.memory_stats()
+
+
 def test_freed_buffer_waits_for_the_work_that_reads_it(kind, rng):
     d = new_instance(kind)
     x, y, z = (small_ints(rng, (N, N)) for _ in range(3))
     a, b = ember.tensor(x, device=d), ember.tensor(y, device=d)
     c = a @ b  # queued: reads a later
     del a  # a's buffer goes back to the pool while the matmul still has to read it
-    hits = d.memory_stats()["cache_hits"]
+    counted = host_written_pool(d)
+    hits = d.memory_stats().get("cache_hits")
     fresh = ember.tensor(z, device=d)  # same size: must not get a's buffer yet
-    assert d.memory_stats()["cache_hits"] == hits
+    if counted:
+        assert d.memory_stats()["cache_hits"] == hits
     np.testing.assert_array_equal(c.numpy(), x @ y)
     np.testing.assert_array_equal(fresh.numpy(), z)
     # once that work is done, the buffer is reused
     again = ember.tensor(z, device=d)
-    assert d.memory_stats()["cache_hits"] == hits + 1
+    if counted:
+        assert d.memory_stats()["cache_hits"] == hits + 1
     np.testing.assert_array_equal(again.numpy(), z)
 
 
@@ -113,9 +124,10 @@ def test_freed_buffer_waits_for_the_work_that_writes_it(kind, rng):
     a = ember.tensor(x, device=d)
     c = a @ a
     del c  # freed before the matmul that writes it has run
-    hits = d.memory_stats()["cache_hits"]
+    hits = d.memory_stats().get("cache_hits")
     fresh = ember.tensor(x, device=d)  # the matmul would overwrite it
-    assert d.memory_stats()["cache_hits"] == hits
+    if host_written_pool(d):
+        assert d.memory_stats()["cache_hits"] == hits
     d.synchronize()
     np.testing.assert_array_equal(fresh.numpy(), x)
 

@@ -1,9 +1,51 @@
 #include "backend.h"
 
+#include <chrono>
+
+#include "error.h"
+
 namespace ember {
 
 namespace {
 std::atomic<DeviceId> next_device_id{0};
+std::atomic<MatmulPrecision> matmul_precision{MatmulPrecision::Highest};
+}  // namespace
+
+MatmulPrecision float32_matmul_precision() {
+  return matmul_precision.load(std::memory_order_relaxed);
+}
+
+void set_float32_matmul_precision(MatmulPrecision p) {
+  matmul_precision.store(p, std::memory_order_relaxed);
+}
+
+namespace {
+
+// An event that completed when it was made, stamped with the host's clock.
+class HostTimeEvent : public Event {
+ public:
+  bool completed() const override { return true; }
+  void wait() const override {}
+  double elapsed_ms_since(const Event& start) const override {
+    auto* s = dynamic_cast<const HostTimeEvent*>(&start);
+    if (!s) return Event::elapsed_ms_since(start);
+    return std::chrono::duration<double, std::milli>(at_ - s->at_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+double Event::elapsed_ms_since(const Event&) const {
+  throw_invalid("elapsed_time",
+                "both events must come from record_event() of the same kind of device");
+}
+
+EventPtr BackendDevice::record_event() {
+  synchronize();
+  return std::make_shared<HostTimeEvent>();
 }
 
 BackendDevice::BackendDevice() : id_(next_device_id.fetch_add(1)) {}

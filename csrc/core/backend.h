@@ -26,6 +26,12 @@ struct UnaryParams {
 
 using DeviceId = int64_t;
 
+// ember.set_float32_matmul_precision (PyTorch's name and values): "highest" keeps f32
+// products in full f32; "high" and "medium" let GPUs use TF32 tensor cores.
+enum class MatmulPrecision { Highest, High, Medium };
+MatmulPrecision float32_matmul_precision();
+void set_float32_matmul_precision(MatmulPrecision p);
+
 // Where a Device was made, read from the Python caller.
 struct CreationSite {
   std::string file;
@@ -44,6 +50,9 @@ class Event {
   virtual bool completed() const = 0;  // never waits
   // Blocks the host until completed; a failure of queued work surfaces as DeviceError.
   virtual void wait() const = 0;
+  // Milliseconds from `start` to this event, both from one device's record_event(), once
+  // both completed (Python: start.elapsed_time(end), as torch.cuda.Event).
+  virtual double elapsed_ms_since(const Event& start) const;
 };
 
 // nullptr stands for "nothing pending": work done when its call returned (the CPU).
@@ -69,10 +78,15 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::string name() const = 0;      // the hardware's name
   virtual bool supports_dtype(DType) const { return true; }
   virtual void synchronize() = 0;
+  // Whether all work queued so far has completed; never waits (PyTorch's Stream.query).
+  virtual bool query() const { return true; }
   // Orders work queued on this device after the call behind `event`, recorded on another
   // instance of the same kind, on the device and without a host wait (CUDA:
   // cudaStreamWaitEvent). The default, for queues that cannot, waits on the host.
   virtual void wait_on_device(const Event& event) { event.wait(); }
+  // A timing event after all work queued so far. The default waits for the queue and
+  // takes the host's clock (right for the CPU, whose work is done when its call returns).
+  virtual EventPtr record_event();
 
   virtual std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) = 0;
   virtual std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) = 0;

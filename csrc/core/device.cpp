@@ -62,7 +62,9 @@ const BackendFactory& checked_factory(const std::string& kind, int64_t ordinal) 
   std::string reason = f->unavailable_reason();
   if (!reason.empty())
     throw Error(ErrorKind::BackendUnavailable,
-                "the " + kind + " backend cannot be used on this machine: " + reason)
+                "the " + kind + " backend cannot be used on this machine: " + reason +
+                    "; use ember.device(\"" + host_kind().name + "\") instead, or check " +
+                    "ember." + kind + "_is_available() first")
         .with("kind", kind)
         .with("reason", reason);
   int64_t count = f->device_count();

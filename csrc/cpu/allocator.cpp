@@ -72,7 +72,7 @@ void* host_alloc(size_t bytes) {
       it->second.pop_back();
       c.cached -= size;
       c.in_use += size;
-      c.peak = std::max(c.peak, c.in_use);
+      c.peak = std::max(c.peak, c.in_use + size_t(std::max<int64_t>(0, c.small_in_use.load())));
       ++c.hits;
       return p;
     }
@@ -86,7 +86,7 @@ void* host_alloc(size_t bytes) {
   }
   std::lock_guard<std::mutex> lock(c.mu);
   c.in_use += size;
-  c.peak = std::max(c.peak, c.in_use);
+  c.peak = std::max(c.peak, c.in_use + size_t(std::max<int64_t>(0, c.small_in_use.load())));
   return p;
 }
 
@@ -126,9 +126,11 @@ void host_empty_cache() {
 std::map<std::string, int64_t> host_memory_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  return {{"bytes_in_use", int64_t(c.in_use) + c.small_in_use.load()},
+  const int64_t in_use = int64_t(c.in_use) + c.small_in_use.load();
+  // small blocks are counted without the lock: the peak covers what is in use now too
+  return {{"bytes_in_use", in_use},
           {"bytes_cached", int64_t(c.cached)},
-          {"peak_bytes_in_use", int64_t(c.peak)},
+          {"peak_bytes_in_use", std::max(int64_t(c.peak), in_use)},
           {"cache_hits", c.hits},
           {"cache_misses", c.misses}};
 }

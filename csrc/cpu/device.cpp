@@ -52,22 +52,9 @@ std::unique_ptr<BackendStorage> CpuDevice::from_host(const void* data, int64_t n
   return s;
 }
 
-namespace {
-
-int significand_bits(DType d) {
-  switch (d) {
-    case DType::F16: return 11;
-    case DType::BF16: return 8;
-    case DType::F64: return 53;
-    default: return 24;
-  }
-}
-
-}  // namespace
-
 void CpuDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
                             double a, double b) {
-  const int bits = significand_bits(dst.dtype());
+  const int bits = uniform_bits(dst.dtype());
   dispatch_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* out = as_cpu(dst).ptr<T>();

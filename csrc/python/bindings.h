@@ -18,6 +18,12 @@ namespace py = pybind11;
 // Below this many elements releasing the GIL costs more than the kernel itself.
 constexpr int64_t kReleaseGilNumel = 32768;
 
+// Whether reading `t` on the host may wait for a device's queue (then without the GIL).
+inline bool read_may_wait(const Tensor& t) {
+  const DeviceKind* k = find_kind(t.device()->kind());
+  return !(k && k->host);
+}
+
 // Runs fn with the GIL released when `big`; tiny tensors keep it (cheaper).
 template <typename Fn>
 decltype(auto) gil_free_if(bool big, Fn&& fn) {

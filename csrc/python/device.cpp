@@ -104,6 +104,23 @@ void seed_all(py::handle seed) {
   for (const DevicePtr& d : shared_devices()) d->manual_seed(s);
 }
 
+const char* const kPrecisions[] = {"highest", "high", "medium"};
+
+void set_precision(py::handle p) {
+  if (!py::isinstance<py::str>(p))
+    throw_invalid_type("set_float32_matmul_precision", "the precision must be a str",
+                       Py_TYPE(p.ptr())->tp_name);
+  const std::string v = p.cast<std::string>();
+  for (int i = 0; i < 3; ++i)
+    if (v == kPrecisions[i]) return set_float32_matmul_precision(MatmulPrecision(i));
+  throw_invalid("set_float32_matmul_precision",
+                "unknown precision '" + v + "'; expected 'highest', 'high' or 'medium'");
+}
+
+std::string get_precision() {
+  return kPrecisions[int(float32_matmul_precision())];
+}
+
 // Device.<kind>(...) for one kind, with the signature and docstring its description gives.
 void bind_constructor(py::class_<BackendDevice, DevicePtr>& cls, const DeviceKind& k) {
   const std::string kind = k.name;
@@ -125,7 +142,19 @@ void bind_constructor(py::class_<BackendDevice, DevicePtr>& cls, const DeviceKin
   }
 }
 
+void bind_event_class(py::module_& m) {
+  py::class_<Event, std::shared_ptr<Event>>(m, "Event",
+                                            "A point in a Device's queue (Device.record_event).")
+      .def("query", &Event::completed, "Whether the work before it has completed; never waits.")
+      .def("synchronize", &Event::wait, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "elapsed_time",
+          [](const Event& start, const Event& end) { return end.elapsed_ms_since(start); },
+          py::arg("end"), "Milliseconds from this event to `end` (both completed).");
+}
+
 void bind_device_class(py::module_& m) {
+  bind_event_class(m);
   py::class_<BackendDevice, DevicePtr> cls(m, "Device",
                                            "An ordered queue of work on one physical device.");
   for (const DeviceKind* k : device_kinds()) bind_constructor(cls, *k);
@@ -150,6 +179,12 @@ void bind_device_class(py::module_& m) {
       .def(
           "__deepcopy__", [](py::object self, py::handle) { return self; }, py::arg("memo"))
       .def("synchronize", &BackendDevice::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("query", &BackendDevice::query,
+           "Whether all work queued on this Device so far has completed; never waits.")
+      .def(
+          "record_event",
+          [](BackendDevice& d) { return std::const_pointer_cast<Event>(d.record_event()); },
+          "A timing Event after all work queued so far (CUDA: a cudaEvent on the stream).")
       .def(
           "manual_seed", [](BackendDevice& d, py::handle seed) { d.manual_seed(seed_arg(seed)); },
           py::arg("seed"))
@@ -188,6 +223,10 @@ void bind_device(py::module_& m) {
   m.def("compiled_backends", &compiled_backends);
   m.def("manual_seed", &seed_all, py::arg("seed"),
         "Seeds the CPU device and every cached device (ember.device(...)).");
+  m.def("set_float32_matmul_precision", &set_precision, py::arg("precision"),
+        "PyTorch's switch: 'highest' (default) keeps float32 matmul in full float32; 'high' "
+        "or 'medium' lets GPUs use TF32 tensor cores (CUDA; the CPU always computes in f32).");
+  m.def("get_float32_matmul_precision", &get_precision);
 }
 
 }  // namespace ember::python

@@ -63,7 +63,7 @@ py::object item(const Tensor& t) {
                               shape_str(t.shape()) + " (" + std::to_string(t.numel()) +
                               " elements)");
   unsigned char buf[8] = {};
-  to_host(t, buf);
+  gil_free_if(read_may_wait(t), [&] { to_host(t, buf); });
   auto read = [&](auto v) {
     std::memcpy(&v, buf, sizeof(v));
     return v;
@@ -108,7 +108,7 @@ py::object to_numpy(const Tensor& t) {
   std::vector<py::ssize_t> shape(src.shape().begin(), src.shape().end());
   py::array out(py::dtype(numpy_name(src.dtype())), shape);
   void* dst = out.mutable_data();
-  gil_free_if(big, [&] { to_host(src, dst); });
+  gil_free_if(big || read_may_wait(src), [&] { to_host(src, dst); });
   return std::move(out);
 }
 

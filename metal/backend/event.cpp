@@ -35,6 +35,11 @@ EventPtr MetalDevice::event_at(uint64_t seq) {
   return std::make_shared<MetalEvent>(weak_from_this(), completed_seq_, seq);
 }
 
+bool MetalDevice::query() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !open_ && completed_seq_->load(std::memory_order_acquire) + 1 >= open_seq_;
+}
+
 void MetalDevice::wait_for(uint64_t seq) {
   if (seq == 0) return;
   check_process("wait for its queue");

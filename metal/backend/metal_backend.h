@@ -40,6 +40,7 @@ class MetalDevice : public BackendDevice {
   // Commits the open command buffer and waits for all work of this instance; a failed
   // command buffer surfaces here as DeviceError.
   void synchronize() override;
+  bool query() const override;  // false while a command buffer is open or in flight
 
   EMBER_BACKEND_DEVICE_ALLOCATION
   std::map<std::string, std::string> info() const override;

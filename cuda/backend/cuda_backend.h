@@ -1,0 +1,157 @@
+// The CUDA backend: a Device is a stream on one GPU (shared per ordinal, or its own with
+// new_stream=True), with a cuBLAS handle bound to it and memory from the GPU's
+// stream-ordered pool. Host logic lives in this folder; kernels in ../ops, one file per
+// op family.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "core/backend.h"
+
+struct cublasContext;
+
+namespace ember::cuda {
+
+class CudaDevice;
+
+// Throws DeviceError for a failed CUDA call: `what` names the call, `dev` the device.
+void check(cudaError_t err, const char* what, const BackendDevice* dev = nullptr);
+
+// Makes `ordinal` the calling thread's current GPU for its scope (runtime calls act on it).
+class GpuScope {
+ public:
+  explicit GpuScope(int ordinal);
+  // For destructors: never throws; ok() says whether `ordinal` is current (false once
+  // the CUDA runtime is unloading at exit).
+  GpuScope(int ordinal, std::nothrow_t);
+  bool ok() const { return ok_; }
+  ~GpuScope();
+  GpuScope(const GpuScope&) = delete;
+  GpuScope& operator=(const GpuScope&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool ok_ = true;
+};
+
+// A point in one stream: cudaEventRecord'ed after the work it stands for.
+class CudaEvent : public Event {
+ public:
+  CudaEvent(const CudaDevice& device, cudaEvent_t event);
+  ~CudaEvent() override;
+  bool completed() const override;
+  void wait() const override;  // a device fault surfaces here as DeviceError
+  // cudaEventElapsedTime: both events from record_event() (timing enabled).
+  double elapsed_ms_since(const Event& start) const override;
+  cudaEvent_t handle() const { return event_; }
+  const CudaDevice& device() const { return device_; }
+
+ private:
+  std::shared_ptr<const BackendDevice> keep_;  // the stream must outlive its event
+  const CudaDevice& device_;
+  cudaEvent_t event_;
+};
+
+class CudaDevice : public BackendDevice {
+ public:
+  CudaDevice(int ordinal, bool own_stream);
+  ~CudaDevice() override;
+
+  std::string kind() const override { return "cuda"; }
+  int64_t ordinal() const override { return ordinal_; }
+  std::string location() const override;
+  std::string name() const override { return name_; }
+  // Waits for all work queued on this instance's stream; a device fault surfaces here.
+  void synchronize() override;
+  bool query() const override;  // cudaStreamQuery
+  // The stream waits for `event` (any CUDA instance, any GPU) on the GPU: no host wait.
+  void wait_on_device(const Event& event) override;
+  EventPtr record_event() override;  // a timing cudaEvent on the stream, no host wait
+
+  EMBER_BACKEND_DEVICE_ALLOCATION
+  std::map<std::string, std::string> info() const override;
+  void empty_cache() override;
+  std::map<std::string, int64_t> memory_stats() const override;
+  std::map<std::string, int64_t> queue_stats() const override;
+
+  int gpu() const { return ordinal_; }
+  cudaStream_t stream() const { return stream_; }
+  int sm_count() const { return sm_count_; }
+  // An event after all work queued so far on the stream.
+  std::shared_ptr<const CudaEvent> record(bool timing = false) const;
+  // Stream-ordered memory from the GPU's pool: OOM trims the pool, then raises
+  // OutOfMemoryError. free() is ordered after the work queued so far.
+  void* allocate(size_t bytes);
+  void free(void* ptr) const;
+  // The cuBLAS handle bound to this stream, with the lock that serialises its use.
+  cublasContext* blas(std::unique_lock<std::mutex>& lock);
+  // DeviceError naming `kernel` for a launch the runtime refused.
+  void check_launch(const char* kernel) const;
+  // DeviceError for any CUDA call made in a forked child (CUDA does not survive fork).
+  void check_process(const char* op) const;
+  // DeviceError naming the device and whether its context is still usable.
+  [[noreturn]] void raise(cudaError_t err, const std::string& what) const;
+
+ private:
+  int ordinal_;
+  bool own_stream_;
+  int64_t owner_pid_;
+  std::string name_;
+  int sm_count_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaMemPool_t pool_ = nullptr;
+  std::mutex blas_mu_;
+  cublasContext* blas_ = nullptr;
+  void* blas_workspace_ = nullptr;
+  mutable std::atomic<int64_t> host_waits_{0};
+};
+
+class CudaStorage : public BackendStorage {
+ public:
+  CudaStorage(DevicePtr device, DType dtype, int64_t numel);  // uninitialised
+  ~CudaStorage() override;
+
+  DType dtype() const override { return dtype_; }
+  int64_t numel() const override { return numel_; }
+  const DevicePtr& device() const override { return device_; }
+  CudaDevice& cuda() const { return static_cast<CudaDevice&>(*device_); }
+  cudaStream_t stream() const { return cuda().stream(); }
+  template <typename T = void>
+  T* ptr() const {
+    return static_cast<T*>(data_);
+  }
+
+  // Stream-ordered: copies after every write queued before it, through pinned staging.
+  void to_host(void* dst) const override;
+  // An event after all work queued so far on the stream, so after the last write too.
+  EventPtr last_write() const override;
+  std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr& dst) const override;
+  EMBER_BACKEND_STORAGE_OPS
+
+ private:
+  DevicePtr device_;
+  DType dtype_;
+  int64_t numel_;
+  void* data_ = nullptr;
+};
+
+inline const CudaStorage& as_cuda(const BackendStorage& s) {
+  return static_cast<const CudaStorage&>(s);
+}
+inline CudaStorage& as_cuda(BackendStorage& s) {
+  return static_cast<CudaStorage&>(s);
+}
+
+// Host <-> device copies of `bytes` on `dev`'s stream through pinned staging buffers
+// (double-buffered, so host copies overlap the DMA); both return once done.
+void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
+void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
+
+}  // namespace ember::cuda

@@ -1,0 +1,108 @@
+// Host <-> device copies through pinned staging buffers: pageable memory (numpy arrays,
+// ember CPU tensors) cannot be DMA'd, so large copies go in chunks through two pinned
+// buffers per GPU, the host copy of one chunk overlapping the DMA of the other.
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/error.h"
+#include "cpu/parallel.h"
+#include "cuda_backend.h"
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr size_t kChunk = size_t(32) << 20;
+// Below this the driver's own staging costs less than ours.
+constexpr size_t kDirect = size_t(1) << 20;
+
+struct Staging {
+  std::mutex mu;  // one copy at a time per GPU uses the buffers
+  void* buf[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+};
+
+Staging& staging(const CudaDevice& dev) {
+  static std::mutex mu;
+  static std::map<int, Staging*> per_gpu;  // kept for the process: pinned memory is costly
+  std::lock_guard<std::mutex> lock(mu);
+  Staging*& s = per_gpu[dev.gpu()];
+  if (!s) {
+    auto fresh = new Staging;
+    for (int i = 0; i < 2; ++i) {
+      check(cudaHostAlloc(&fresh->buf[i], kChunk, cudaHostAllocPortable), "cudaHostAlloc", &dev);
+      check(cudaEventCreateWithFlags(&fresh->done[i], cudaEventDisableTiming), "cudaEventCreate",
+            &dev);
+    }
+    s = fresh;
+  }
+  return *s;
+}
+
+// memcpy on the host's thread pool: one thread cannot keep up with the DMA engine.
+void host_copy(void* dst, const void* src, size_t bytes) {
+  constexpr int64_t kGrain = int64_t(1) << 20;
+  cpu::parallel_for(int64_t(bytes), kGrain, [&](int64_t lo, int64_t hi) {
+    std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, size_t(hi - lo));
+  });
+}
+
+bool is_pinned(const void* p) {
+  cudaPointerAttributes attr{};
+  bool pinned =
+      cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+  (void)cudaGetLastError();
+  return pinned;
+}
+
+}  // namespace
+
+void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes) {
+  GpuScope scope(dev.gpu());
+  cudaStream_t s = dev.stream();
+  if (bytes <= kDirect || is_pinned(src)) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync", &dev);
+    // The caller may free or change `src` once we return.
+    check(cudaStreamSynchronize(s), "copying to the GPU", &dev);
+    return;
+  }
+  Staging& st = staging(dev);
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (size_t off = 0, i = 0; off < bytes; off += kChunk, i ^= 1) {
+    const size_t n = std::min(kChunk, bytes - off);
+    check(cudaEventSynchronize(st.done[i]), "copying to the GPU", &dev);  // buffer i free
+    host_copy(st.buf[i], static_cast<const char*>(src) + off, n);
+    check(cudaMemcpyAsync(static_cast<char*>(dst) + off, st.buf[i], n, cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync", &dev);
+    check(cudaEventRecord(st.done[i], s), "cudaEventRecord", &dev);
+  }
+  // The source has been read; the last DMAs finish in stream order before later work.
+}
+
+void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes) {
+  GpuScope scope(dev.gpu());
+  cudaStream_t s = dev.stream();
+  if (bytes <= kDirect || is_pinned(dst)) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync", &dev);
+    check(cudaStreamSynchronize(s), "copying from the GPU", &dev);
+    return;
+  }
+  Staging& st = staging(dev);
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto start = [&](size_t off, int i) {
+    const size_t n = std::min(kChunk, bytes - off);
+    check(cudaMemcpyAsync(st.buf[i], static_cast<const char*>(src) + off, n, cudaMemcpyDeviceToHost,
+                          s),
+          "cudaMemcpyAsync", &dev);
+    check(cudaEventRecord(st.done[i], s), "cudaEventRecord", &dev);
+  };
+  start(0, 0);
+  for (size_t off = 0, i = 0; off < bytes; off += kChunk, i ^= 1) {
+    if (off + kChunk < bytes) start(off + kChunk, int(i ^ 1));  // the next DMA runs meanwhile
+    check(cudaEventSynchronize(st.done[i]), "copying from the GPU", &dev);
+    host_copy(static_cast<char*>(dst) + off, st.buf[i], std::min(kChunk, bytes - off));
+  }
+}
+
+}  // namespace ember::cuda

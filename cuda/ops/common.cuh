@@ -1,0 +1,239 @@
+// What every kernel file shares: device element types per dtype, their compute types,
+// strided views with merged dims, and the launch helpers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "backend/cuda_backend.h"
+#include "core/error.h"
+#include "core/host_cast.h"
+
+namespace ember::cuda {
+
+// ---- element types
+
+using half = __half;
+using bf16 = __nv_bfloat16;
+
+template <typename T>
+constexpr bool is_half_v = std::is_same_v<T, half> || std::is_same_v<T, bf16>;
+template <typename T>
+constexpr bool is_float_v = is_half_v<T> || std::is_floating_point_v<T>;
+
+// Whether op class `cls` takes device element type T (core's op_takes, for these types).
+template <OpClass cls, typename T>
+constexpr bool takes() {
+  if constexpr (cls == OpClass::Float) return is_float_v<T>;
+  if constexpr (cls == OpClass::Integer) return !is_float_v<T>;
+  return true;
+}
+
+// Arithmetic happens on C: float for the 16-bit floats (as on the CPU), else T itself.
+template <typename T>
+using compute_t = std::conditional_t<is_half_v<T>, float, T>;
+
+template <typename T>
+__device__ __forceinline__ compute_t<T> to_c(T x) {
+  if constexpr (std::is_same_v<T, half>)
+    return __half2float(x);
+  else if constexpr (std::is_same_v<T, bf16>)
+    return __bfloat162float(x);
+  else
+    return x;
+}
+
+// C -> T, rounded to nearest even (C is T's compute type).
+template <typename T, typename C>
+__device__ __forceinline__ T from_c(C x) {
+  if constexpr (std::is_same_v<T, half>)
+    return __float2half_rn(float(x));
+  else if constexpr (std::is_same_v<T, bf16>)
+    return __float2bfloat16_rn(float(x));
+  else
+    return T(x);
+}
+
+// Calls f(T{}) with T the device element type of `d`.
+template <typename F>
+decltype(auto) dispatch(DType d, F&& f) {
+  switch (d) {
+    case DType::F32: return f(float{});
+    case DType::F16: return f(half{});
+    case DType::BF16: return f(bf16{});
+    case DType::F64: return f(double{});
+    case DType::I64: return f(int64_t{});
+    case DType::U32: return f(uint32_t{});
+    case DType::U8: return f(uint8_t{});
+  }
+  throw Error(ErrorKind::UnsupportedDType, "unknown dtype reached a CUDA kernel");
+}
+
+// Calls f(B{}) with B the unsigned integer of `bytes`: copies move bits, not values.
+template <typename F>
+decltype(auto) dispatch_width(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    default: return f(uint64_t{});
+  }
+}
+
+// Integer arithmetic that wraps (as numpy does), through the unsigned type.
+template <typename T>
+__device__ __forceinline__ T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(a) + U(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+__device__ __forceinline__ T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(a) - U(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+__device__ __forceinline__ T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(U(a) * U(b)));
+  } else {
+    return a * b;
+  }
+}
+
+// double -> T as the CPU's saturate_cast: NaN gives 0 for integers, out of range saturates,
+// 16-bit floats round once.
+template <typename T>
+__device__ __forceinline__ T saturate_from_double(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (v != v) return T(0);
+    if (v <= double(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return T(v);
+  } else if constexpr (std::is_same_v<T, half>) {
+    return __double2half(v);
+  } else if constexpr (std::is_same_v<T, bf16>) {
+    return __double2bfloat16(v);
+  } else {
+    return T(v);
+  }
+}
+
+// A host double as T, exactly as the CPU converts it (saturate_cast of core/host_cast.h).
+template <typename T>
+T host_value(double v) {
+  if constexpr (std::is_same_v<T, half>) {
+    __half_raw r;
+    r.x = saturate_cast<ember::f16>(v).bits;
+    return half(r);
+  } else if constexpr (std::is_same_v<T, bf16>) {
+    __nv_bfloat16_raw r;
+    r.x = saturate_cast<ember::bf16>(v).bits;
+    return bf16(r);
+  } else {
+    return saturate_cast<T>(v);
+  }
+}
+
+// __shfl_down_sync for any element or accumulator field (narrow integers through int).
+template <typename T>
+__device__ __forceinline__ T shfl_down(T x, int delta) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) < 4)
+    return T(__shfl_down_sync(0xffffffffu, int(x), delta));
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return T(__shfl_down_sync(0xffffffffu, (long long)x, delta));
+  else
+    return __shfl_down_sync(0xffffffffu, x, delta);
+}
+
+// ---- strided views
+
+constexpr int kMaxDims = 16;
+
+// N same-shaped views with the dims that are contiguous in all of them merged (all in
+// elements): what the general kernels walk.
+template <int N>
+struct Walk {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t stride[N][kMaxDims];
+  int64_t offset[N];
+};
+
+// Element i (row-major over the shape) of each view.
+template <int N>
+__device__ __forceinline__ void walk_offsets(const Walk<N>& w, int64_t i, int64_t (&off)[N]) {
+  for (int k = 0; k < N; ++k) off[k] = w.offset[k];
+  for (int d = w.ndim - 1; d >= 0; --d) {
+    const int64_t n = w.shape[d];
+    const int64_t idx = i % n;
+    i /= n;
+    for (int k = 0; k < N; ++k) off[k] += idx * w.stride[k][d];
+  }
+}
+
+// Merges the dims of `views` (all of `shape`); raises naming `op` past kMaxDims dims.
+template <int N>
+Walk<N> make_walk(const char* op, const Shape& shape, const std::array<const Layout*, N>& views) {
+  Walk<N> w;
+  for (int k = 0; k < N; ++k) w.offset[k] = views[k]->offset();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = w.ndim > 0;
+    for (int k = 0; k < N && merge; ++k)
+      merge = w.stride[k][w.ndim - 1] == views[k]->strides()[d] * shape[d];
+    if (merge) {
+      w.shape[w.ndim - 1] *= shape[d];
+      for (int k = 0; k < N; ++k) w.stride[k][w.ndim - 1] = views[k]->strides()[d];
+      continue;
+    }
+    if (w.ndim == kMaxDims)
+      throw_invalid(op, "the CUDA kernels take views of at most " + std::to_string(kMaxDims) +
+                            " dims that cannot be merged; make the tensor contiguous first");
+    w.shape[w.ndim] = shape[d];
+    for (int k = 0; k < N; ++k) w.stride[k][w.ndim] = views[k]->strides()[d];
+    ++w.ndim;
+  }
+  return w;
+}
+
+// ---- launching
+
+constexpr int kBlock = 256;
+
+// Blocks for `work` items of which each thread takes `per_thread` (at least one block).
+inline unsigned grid_for(int64_t work, int per_thread = 1) {
+  int64_t per_block = int64_t(kBlock) * per_thread;
+  int64_t blocks = (work + per_block - 1) / per_block;
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(1) << 30)));
+}
+
+// 16-byte vectors of T for the dense kernels.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+template <typename T>
+constexpr int vec_width() {
+  return 16 / int(sizeof(T)) > 0 ? 16 / int(sizeof(T)) : 1;
+}
+
+inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,258 @@
+// Reductions over the trailing dims of a view: sum, max, min, argmax, argmin. Rows that
+// are contiguous reduce one block per row with warp shuffles (a long row over several
+// blocks, then a second pass); other views one thread per output, so that neighbouring
+// threads read neighbouring elements.
+#include "common.cuh"
+
+namespace ember::cuda {
+
+namespace {
+
+// Floats sum in double (free next to the memory traffic), integers in int64 with wrap.
+template <typename T>
+struct SumAcc {
+  using Value = std::conditional_t<is_float_v<T>, double, int64_t>;
+  Value v = 0;
+  __device__ void add(T x, int64_t) { v = wrap_add(v, Value(to_c(x))); }
+  __device__ void merge(const SumAcc& o) { v = wrap_add(v, o.v); }
+  __device__ SumAcc down(int delta) const {
+    SumAcc o;
+    o.v = shfl_down(v, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    if constexpr (is_float_v<T>)
+      return saturate_from_double<Out>(v);
+    else
+      return Out(v);
+  }
+};
+
+// Max/min and their arg versions: NaN wins (as numpy), the first index wins ties. The
+// merge is associative and commutative, so any tree gives the CPU's answer.
+template <typename T, bool kMax, bool kArg>
+struct ExtremeAcc {
+  using C = compute_t<T>;
+  C v = C(0);
+  int64_t i = -1;  // -1: empty
+  __device__ static bool nan(C x) { return x != x; }
+  __device__ void merge(const ExtremeAcc& o) {
+    if (o.i < 0) return;
+    bool take;
+    if (i < 0)
+      take = true;
+    else if (nan(v) || nan(o.v))
+      take = nan(v) ? nan(o.v) && o.i < i : true;
+    else if (kMax ? o.v > v : o.v < v)
+      take = true;
+    else
+      take = o.v == v && o.i < i;
+    if (take) v = o.v, i = o.i;
+  }
+  __device__ void add(T x, int64_t index) {
+    ExtremeAcc o;
+    o.v = to_c(x);
+    o.i = index;
+    merge(o);
+  }
+  __device__ ExtremeAcc down(int delta) const {
+    ExtremeAcc o;
+    o.v = shfl_down(v, delta);
+    o.i = shfl_down(i, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    if constexpr (kArg)
+      return Out(i < 0 ? 0 : i);
+    else
+      return from_c<Out>(v);
+  }
+};
+
+// The reduced dims (merged) and the kept dims of the source, in elements.
+struct ReduceShape {
+  Walk<1> kept, reduced;
+  int64_t outer = 1, inner = 1;
+};
+
+__device__ __forceinline__ int64_t reduced_offset(const Walk<1>& w, int64_t i) {
+  if (w.ndim == 1) return i * w.stride[0][0];
+  int64_t off[1];
+  walk_offsets(w, i, off);
+  return off[0];
+}
+
+template <typename Acc>
+__device__ Acc block_reduce(Acc a) {
+  __shared__ unsigned char raw[sizeof(Acc) * 32];
+  Acc* part = reinterpret_cast<Acc*>(raw);
+  for (int d = 16; d > 0; d >>= 1) a.merge(a.down(d));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) part[warp] = a;
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < int(blockDim.x >> 5) ? part[lane] : Acc{};
+    for (int d = 16; d > 0; d >>= 1) a.merge(a.down(d));
+  }
+  return a;  // valid in thread 0
+}
+
+// Adds row[lo, hi) to `a` with 16-byte loads, four in flight per thread (lo is a whole
+// number of vectors into the row, which is 16-byte aligned).
+template <typename T, typename Acc>
+__device__ void add_dense(Acc& a, const T* row, int64_t lo, int64_t hi) {
+  constexpr int V = vec_width<T>();
+  auto pv = reinterpret_cast<const Vec<T, V>*>(row);
+  const int64_t vhi = hi / V, step = blockDim.x;
+  int64_t i = lo / V + threadIdx.x;
+  for (; i + 3 * step < vhi; i += 4 * step) {
+    Vec<T, V> x[4] = {pv[i], pv[i + step], pv[i + 2 * step], pv[i + 3 * step]};
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) a.add(x[u].v[k], (i + u * step) * V + k);
+  }
+  for (; i < vhi; i += step) {
+    Vec<T, V> x = pv[i];
+#pragma unroll
+    for (int k = 0; k < V; ++k) a.add(x.v[k], i * V + k);
+  }
+  for (int64_t j = vhi * V + threadIdx.x; j < hi; j += step) a.add(row[j], j);
+}
+
+// One block per output row (grid-stride over rows); the block may take a slice
+// [lo, hi) of the row, writing a partial (for the split pass) instead of the result.
+// `dense`: rows contiguous and 16-byte aligned, per_chunk a whole number of vectors.
+template <typename T, typename Acc, typename Out>
+__global__ void reduce_rows(const T* src, ReduceShape s, Out* dst, Acc* partial, int chunks,
+                            int64_t per_chunk, bool dense) {
+  const int64_t work = s.outer * chunks;
+  for (int64_t job = blockIdx.x; job < work; job += gridDim.x) {
+    const int64_t row = job / chunks, chunk = job % chunks;
+    int64_t base[1];
+    walk_offsets(s.kept, row, base);
+    const int64_t lo = min(s.inner, chunk * per_chunk), hi = min(s.inner, lo + per_chunk);
+    Acc a;
+    if (dense) {
+      add_dense(a, src + base[0], lo, hi);
+    } else {
+      for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        a.add(src[base[0] + reduced_offset(s.reduced, i)], i);
+    }
+    a = block_reduce(a);
+    if (threadIdx.x == 0) {
+      if (partial)
+        partial[job] = a;
+      else
+        dst[row] = a.template result<Out>();
+    }
+    __syncthreads();  // the shared partials are reused by the next row
+  }
+}
+
+// Merges each row's `chunks` partials.
+template <typename Acc, typename Out>
+__global__ void finish_rows(const Acc* partial, int64_t outer, int chunks, Out* dst) {
+  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
+    Acc a;
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x) a.merge(partial[row * chunks + c]);
+    a = block_reduce(a);
+    if (threadIdx.x == 0) dst[row] = a.template result<Out>();
+    __syncthreads();
+  }
+}
+
+// One thread per output: for reductions across rows (strided reduced dims).
+template <typename T, typename Acc, typename Out>
+__global__ void reduce_columns(const T* src, ReduceShape s, Out* dst) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; row < s.outer; row += step) {
+    int64_t base[1];
+    walk_offsets(s.kept, row, base);
+    Acc a;
+    for (int64_t i = 0; i < s.inner; ++i) a.add(src[base[0] + reduced_offset(s.reduced, i)], i);
+    dst[row] = a.template result<Out>();
+  }
+}
+
+ReduceShape reduce_shape(const Layout& src, int64_t reduced_dims) {
+  const int64_t nd = src.ndim(), kept_nd = nd - reduced_dims;
+  Shape kept(src.shape().begin(), src.shape().begin() + kept_nd);
+  Shape red(src.shape().begin() + kept_nd, src.shape().end());
+  Strides ks(src.strides().begin(), src.strides().begin() + kept_nd);
+  Strides rs(src.strides().begin() + kept_nd, src.strides().end());
+  Layout kl(kept, ks, src.offset()), rl(red, rs, 0);
+  ReduceShape s;
+  s.kept = make_walk<1>("reduce", kept, {&kl});
+  s.reduced = make_walk<1>("reduce", red, {&rl});
+  s.outer = shape_numel(kept);
+  s.inner = shape_numel(red);
+  if (s.reduced.ndim == 0) {  // a single reduced element (or none): one dim of stride 1
+    s.reduced.ndim = 1;
+    s.reduced.shape[0] = 1;
+    s.reduced.stride[0][0] = 1;
+  }
+  return s;
+}
+
+template <typename T, typename Acc, typename Out>
+void launch(const CudaStorage& in, const Layout& src, int64_t reduced_dims, Out* dst) {
+  const CudaDevice& dev = in.cuda();
+  ReduceShape s = reduce_shape(src, reduced_dims);
+  if (s.outer == 0) return;
+  GpuScope scope(dev.gpu());
+  cudaStream_t st = dev.stream();
+  const bool rows = s.reduced.ndim == 1 && s.reduced.stride[0][0] == 1;
+  const int64_t blocks_wanted = int64_t(dev.sm_count()) * 8;
+  constexpr int V = vec_width<T>();
+  bool dense = rows && aligned16(in.ptr<T>() + s.kept.offset[0]);
+  for (int d = 0; d < s.kept.ndim && dense; ++d) dense = s.kept.stride[0][d] % V == 0;
+  if (!rows && s.kept.ndim > 0 && s.outer >= 256) {
+    reduce_columns<T, Acc, Out><<<grid_for(s.outer), kBlock, 0, st>>>(in.ptr<T>(), s, dst);
+  } else if (s.outer < blocks_wanted / 2 && s.inner >= (int64_t(1) << 16)) {
+    // Few long rows: each over several blocks, then one pass over the partials.
+    int chunks = int(std::min<int64_t>((blocks_wanted + s.outer - 1) / s.outer, s.inner / 4096));
+    int64_t per_chunk = (s.inner + chunks - 1) / chunks;
+    per_chunk = (per_chunk + V - 1) / V * V;
+    chunks = int((s.inner + per_chunk - 1) / per_chunk);
+    auto& d = const_cast<CudaDevice&>(dev);
+    void* scratch = d.allocate(size_t(s.outer) * chunks * sizeof(Acc));
+    auto* partial = static_cast<Acc*>(scratch);
+    const int64_t jobs = s.outer * chunks;
+    reduce_rows<T, Acc, Out><<<unsigned(std::min<int64_t>(jobs, 1 << 30)), kBlock, 0, st>>>(
+        in.ptr<T>(), s, dst, partial, chunks, per_chunk, dense);
+    finish_rows<Acc, Out><<<unsigned(std::min<int64_t>(s.outer, 1 << 30)), kBlock, 0, st>>>(
+        partial, s.outer, chunks, dst);
+    d.free(scratch);  // stream-ordered: after the pass that reads it
+  } else {
+    reduce_rows<T, Acc, Out><<<unsigned(std::min<int64_t>(s.outer, 1 << 30)), kBlock, 0, st>>>(
+        in.ptr<T>(), s, dst, nullptr, 1, s.inner, dense);
+  }
+  dev.check_launch("reduce");
+}
+
+}  // namespace
+
+void CudaStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
+                         BackendStorage& dst) const {
+  dispatch(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    using SumOut = std::conditional_t<is_float_v<T>, T, int64_t>;
+    auto& out = as_cuda(dst);
+    switch (op) {
+      case ReduceOp::Sum: return launch<T, SumAcc<T>>(*this, src, reduced_dims, out.ptr<SumOut>());
+      case ReduceOp::Max:
+        return launch<T, ExtremeAcc<T, true, false>>(*this, src, reduced_dims, out.ptr<T>());
+      case ReduceOp::Min:
+        return launch<T, ExtremeAcc<T, false, false>>(*this, src, reduced_dims, out.ptr<T>());
+      case ReduceOp::ArgMax:
+        return launch<T, ExtremeAcc<T, true, true>>(*this, src, reduced_dims, out.ptr<int64_t>());
+      case ReduceOp::ArgMin:
+        return launch<T, ExtremeAcc<T, false, true>>(*this, src, reduced_dims, out.ptr<int64_t>());
+    }
+  });
+}
+
+}  // namespace ember::cuda

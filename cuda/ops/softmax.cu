@@ -1,0 +1,193 @@
+// softmax and log_softmax over the last dim, one block per row, computed in float
+// (double for f64). A row of up to kItems * 1024 values is read once into registers and
+// written once; longer rows take three passes over memory.
+#include "common.cuh"
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr int kItems = 8;
+
+__device__ __forceinline__ float m_exp(float x) {
+  return expf(x);
+}
+__device__ __forceinline__ double m_exp(double x) {
+  return exp(x);
+}
+__device__ __forceinline__ float m_log(float x) {
+  return logf(x);
+}
+__device__ __forceinline__ double m_log(double x) {
+  return log(x);
+}
+
+// max or sum over the block, seen by every thread.
+template <bool kMax, typename C>
+__device__ C block_all(C v) {
+  __shared__ C part[32];
+  for (int d = 16; d > 0; d >>= 1) {
+    C o = __shfl_down_sync(0xffffffffu, v, d);
+    v = kMax ? (o > v ? o : v) : v + o;  // NaN never wins a max, as on the CPU
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // part[] may still be read from the previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = lane < int(blockDim.x >> 5) ? part[lane] : (kMax ? C(-INFINITY) : C(0));
+  for (int d = 16; d > 0; d >>= 1) {
+    C o = __shfl_xor_sync(0xffffffffu, v, d);
+    v = kMax ? (o > v ? o : v) : v + o;
+  }
+  return v;
+}
+
+struct Rows {
+  Walk<1> outer;  // the row starts
+  int64_t n, stride, count;
+};
+
+template <typename C>
+__device__ __forceinline__ C shift(C mx) {
+  return mx == C(-INFINITY) ? C(0) : mx;  // all -inf: keep exp() finite
+}
+
+template <typename T, bool kCached>
+__global__ void softmax_rows(const T* src, Rows r, bool log, T* dst) {
+  using C = compute_t<T>;
+  for (int64_t row = blockIdx.x; row < r.count; row += gridDim.x) {
+    int64_t base[1];
+    walk_offsets(r.outer, row, base);
+    const T* x = src + base[0];
+    T* y = dst + row * r.n;
+    C v[kCached ? kItems : 1];
+    C mx = C(-INFINITY);
+    if constexpr (kCached) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+        v[k] = i < r.n ? to_c(x[i * r.stride]) : C(-INFINITY);
+        mx = v[k] > mx ? v[k] : mx;
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < r.n; i += blockDim.x) {
+        C e = to_c(x[i * r.stride]);
+        mx = e > mx ? e : mx;
+      }
+    }
+    mx = shift(block_all<true>(mx));
+    C sum = 0;
+    if constexpr (kCached) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        if (threadIdx.x + int64_t(k) * blockDim.x < r.n) sum += m_exp(v[k] - mx);
+    } else {
+      for (int64_t i = threadIdx.x; i < r.n; i += blockDim.x)
+        sum += m_exp(to_c(x[i * r.stride]) - mx);
+    }
+    sum = block_all<false>(sum);
+    // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
+    const C log_sum = m_log(sum), inv = C(1) / sum;
+    auto out = [&](C e) { return from_c<T>(log ? (e - mx) - log_sum : m_exp(e - mx) * inv); };
+    if constexpr (kCached) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const int64_t i = threadIdx.x + int64_t(k) * blockDim.x;
+        if (i < r.n) y[i] = out(v[k]);
+      }
+    } else {
+      for (int64_t i = threadIdx.x; i < r.n; i += blockDim.x) y[i] = out(to_c(x[i * r.stride]));
+    }
+  }
+}
+
+// Dense rows (stride 1, every row 16-byte aligned, n a whole number of vectors): each
+// thread keeps kItems values of its row in registers, read and written as 16-byte vectors.
+template <typename T, int kItems>
+__global__ void softmax_dense(const T* src, Rows r, bool log, T* dst) {
+  using C = compute_t<T>;
+  constexpr int V = vec_width<T>();
+  constexpr int kVecs = kItems / V;
+  const int64_t nv = r.n / V;
+  for (int64_t row = blockIdx.x; row < r.count; row += gridDim.x) {
+    int64_t base[1];
+    walk_offsets(r.outer, row, base);
+    auto x = reinterpret_cast<const Vec<T, V>*>(src + base[0]);
+    auto y = reinterpret_cast<Vec<T, V>*>(dst + row * r.n);
+    C v[kVecs][V];
+    C mx = C(-INFINITY);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = threadIdx.x + int64_t(k) * blockDim.x;
+      Vec<T, V> in;
+      if (j < nv) in = x[j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        v[k][e] = j < nv ? to_c(in.v[e]) : C(-INFINITY);
+        mx = v[k][e] > mx ? v[k][e] : mx;
+      }
+    }
+    mx = shift(block_all<true>(mx));
+    C sum = 0;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e) sum += m_exp(v[k][e] - mx);  // exp(-inf) adds 0
+    sum = block_all<false>(sum);
+    const C log_sum = m_log(sum), inv = C(1) / sum;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = threadIdx.x + int64_t(k) * blockDim.x;
+      if (j >= nv) continue;
+      Vec<T, V> out;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : m_exp(v[k][e] - mx) * inv);
+      y[j] = out;
+    }
+  }
+}
+
+}  // namespace
+
+void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const {
+  const int64_t nd = src.ndim();
+  const int64_t n = nd == 0 ? 1 : src.dim(nd - 1);
+  if (n == 0 || src.numel() == 0) return;
+  Rows r;
+  r.n = n;
+  r.stride = nd == 0 ? 1 : src.strides().back();
+  r.count = src.numel() / n;
+  Shape outer_shape(src.shape().begin(), src.shape().end() - (nd == 0 ? 0 : 1));
+  Strides outer_strides(src.strides().begin(), src.strides().end() - (nd == 0 ? 0 : 1));
+  Layout outer(outer_shape, outer_strides, src.offset());
+  r.outer = make_walk<1>("softmax", outer_shape, {&outer});
+  const unsigned blocks = unsigned(std::min<int64_t>(r.count, 1 << 30));
+  GpuScope scope(cuda().gpu());
+  dispatch(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      T* out = as_cuda(dst).ptr<T>();
+      constexpr int V = vec_width<T>(), kDenseItems = 32;
+      bool dense = r.stride == 1 && n % V == 0 && aligned16(ptr<T>() + src.offset()) &&
+                   aligned16(out) && n <= int64_t(kDenseItems) * 1024;
+      for (int d = 0; d < r.outer.ndim && dense; ++d) dense = r.outer.stride[0][d] % V == 0;
+      if (dense) {  // the fewest threads that hold the row: more rows in flight per SM
+        int threads = 32;
+        while (int64_t(threads) * kDenseItems < n) threads *= 2;
+        softmax_dense<T, kDenseItems><<<blocks, threads, 0, stream()>>>(ptr<T>(), r, log, out);
+        return;
+      }
+      const int threads = n >= 4096 ? 1024 : n >= 1024 ? 512 : n >= 256 ? 256 : n >= 64 ? 64 : 32;
+      if (n <= int64_t(kItems) * threads)
+        softmax_rows<T, true><<<blocks, threads, 0, stream()>>>(ptr<T>(), r, log, out);
+      else
+        softmax_rows<T, false><<<blocks, threads, 0, stream()>>>(ptr<T>(), r, log, out);
+    } else {
+      throw Error(ErrorKind::UnsupportedDType, "softmax of an integer dtype reached CUDA");
+    }
+  });
+  cuda().check_launch("softmax");
+}
+
+}  // namespace ember::cuda

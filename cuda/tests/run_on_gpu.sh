@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU, the CUDA toolkit (nvcc, cuBLAS) and PyTorch: build
+# ember with CUDA, run the whole suite, the CUDA tests under compute-sanitizer, and the
+# CUDA benchmarks. Logs go to $1 (default: gpu-logs/).
+#   bash cuda/tests/run_on_gpu.sh [logdir] [steps]   steps: build,tests,sanitize,bench
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+logs=${1:-gpu-logs}
+steps=${2:-build,tests,sanitize,bench}
+mkdir -p "$logs"
+export PYTHONUNBUFFERED=1
+has() { [[ ",$steps," == *",$1,"* ]]; }
+status=0
+
+if has build; then
+  echo "== build"
+  SECONDS=0
+  python3 -m pip install -q --no-build-isolation --no-deps -C build-dir=build/gpu \
+    -C cmake.define.EMBER_CUDA=ON . >"$logs/build.log" 2>&1 || { tail -60 "$logs/build.log"; exit 1; }
+  echo "built in $SECONDS s"
+  python3 -c "import ember; print(ember.compiled_backends(), ember.cuda_device_count(), \
+ember.device('cuda').location); print(ember.device('cuda').info())"
+fi
+
+if has tests; then
+  echo "== tests"
+  SECONDS=0
+  python3 -m pytest -q -p no:cacheprovider --maxfail=200 tests -n 8 >"$logs/tests.log" 2>&1 || status=1
+  tail -40 "$logs/tests.log"
+  echo "tests in $SECONDS s"
+fi
+
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool"
+    SECONDS=0
+    timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      --target-processes all python3 -m pytest -q -p no:cacheprovider -p no:xdist \
+      tests/test_cuda.py tests/test_op_table.py tests/test_events.py -k cuda \
+      >"$logs/sanitize-$tool.log" 2>&1 || status=1
+    grep -E "ERROR SUMMARY|passed|failed" "$logs/sanitize-$tool.log" | tail -5
+    echo "$tool in $SECONDS s"
+  done
+fi
+
+if has bench; then
+  echo "== benchmarks"
+  python3 -m benchmarks --device cuda --out "$logs/bench" >"$logs/bench.log" 2>&1 || status=1
+  tail -60 "$logs/bench.log"
+fi
+exit $status

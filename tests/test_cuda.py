@@ -1,0 +1,156 @@
+"""CUDA semantics that only a CUDA device has (design §8): streams per instance, moves
+between instances ordered on the GPU, staged host copies, the TF32 switch, out of
+memory. The op-by-op suite runs on CUDA through the `device` fixture like on every
+backend; these tests add what is specific to CUDA. Without a GPU (CI), the first test
+checks what a CUDA build says on a machine that has none."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from helpers import DTYPES, NP_DTYPE, edtype, rand_array
+
+BUILT = "cuda" in ember.compiled_backends()
+HAVE_GPU = ember.cuda_is_available()
+gpu_only = pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU (run on the H200)")
+
+
+def test_cuda_availability_is_asked_of_the_machine():
+    if not BUILT:
+        assert not HAVE_GPU and ember.cuda_device_count() == 0
+        return
+    count = ember.cuda_device_count()
+    if not HAVE_GPU:  # built, but no driver or no GPU here: says which, import still works
+        assert count == 0
+        with pytest.raises(ember.BackendUnavailableError) as info:
+            ember.Device.cuda(0)
+        msg = str(info.value)
+        assert "driver" in msg or "no CUDA GPU" in msg
+        assert 'ember.device("cpu")' in msg
+        return
+    assert count >= 1
+    with pytest.raises(ember.DeviceNotFoundError) as info:
+        ember.Device.cuda(count)
+    assert info.value.count == count and info.value.ordinal == count
+
+
+def long_identity_chain(d: ember.Device, x: np.ndarray, steps: int = 40) -> ember.Tensor:
+    """x after `steps` products with the identity: long GPU work whose result is exact."""
+    y = ember.tensor(x, device=d)
+    eye = ember.tensor(np.eye(x.shape[1], dtype=np.float32), device=d)
+    for _ in range(steps):
+        y = y @ eye
+    return y
+
+
+@gpu_only
+def test_two_streams_are_not_ordered_but_a_move_between_them_is(rng):
+    a = ember.Device.cuda(0, new_stream=True)
+    b = ember.Device.cuda(0, new_stream=True)
+    x = rand_array(rng, (4096, 4096), "float32")
+    y = long_identity_chain(a, x)  # ~0.1 s of products queued on a
+    small = ember.ones(4, device=b) + 1
+    b.synchronize()  # b's work does not wait for a's
+    assert not a.query(), "b's synchronize waited for a's stream"
+    np.testing.assert_array_equal(small.numpy(), np.full(4, 2.0, np.float32))
+    # The move waits for a's pending products, on the GPU: exact values, not a stale buffer.
+    z = y.to_device(b)
+    assert z.device.same_device(b)
+    np.testing.assert_array_equal(z.numpy(), x)
+    assert a.query()  # b's copy could only run after a's work
+
+
+@gpu_only
+def test_a_move_then_freeing_the_source_keeps_the_copy(rng):
+    a = ember.Device.cuda(0, new_stream=True)
+    b = ember.Device.cuda(0, new_stream=True)
+    x = rand_array(rng, (2048, 2048), "float32")
+    y = long_identity_chain(a, x, steps=20)
+    z = y.to_device(b)
+    del y  # freed on a's stream, which waits for b's copy first
+    w = ember.zeros(2048, 2048, device=a) + 7  # may reuse the freed memory
+    np.testing.assert_array_equal(z.numpy(), x)
+    assert float(w.sum().item()) == 7.0 * 2048 * 2048
+
+
+@gpu_only
+@pytest.mark.parametrize("name", DTYPES)
+def test_large_host_copies_are_exact_both_ways(name, rng):
+    d = ember.device("cuda")
+    n = 3 * (32 << 20) // np.dtype(NP_DTYPE[name]).itemsize + 12345  # > 3 staging chunks
+    x = rand_array(rng, (n,), name)
+    t = ember.tensor(x, dtype=edtype(name), device=d)
+    np.testing.assert_array_equal(t.numpy(), x)
+    np.testing.assert_array_equal(t.to_device("cpu").numpy(), x)
+    back = ember.tensor(x, dtype=edtype(name)).to_device(d)  # CPU storage -> GPU
+    np.testing.assert_array_equal((back == t).numpy().astype(bool), np.ones(n, bool))
+
+
+@gpu_only
+def test_tf32_only_when_allowed(rng):
+    d = ember.device("cuda")
+    x = rand_array(rng, (1024, 1024), "float32")
+    y = rand_array(rng, (1024, 1024), "float32")
+    exact = x.astype(np.float64) @ y.astype(np.float64)
+    a, b = ember.tensor(x, device=d), ember.tensor(y, device=d)
+    assert ember.get_float32_matmul_precision() == "highest"
+    full = (a @ b).numpy()
+    np.testing.assert_allclose(full, exact, rtol=1e-4, atol=1e-3)
+    try:
+        ember.set_float32_matmul_precision("high")
+        tf32 = (a @ b).numpy()
+    finally:
+        ember.set_float32_matmul_precision("highest")
+    # TF32 keeps 10 significand bits: visibly coarser than f32, still close
+    assert np.abs(tf32 - exact).max() > 10 * np.abs(full - exact).max()
+    np.testing.assert_allclose(tf32, exact, rtol=5e-2, atol=0.5)
+
+
+@gpu_only
+def test_out_of_memory_is_typed_and_the_device_stays_usable():
+    d = ember.Device.cuda(0, new_stream=True)
+    with pytest.raises(ember.OutOfMemoryError) as info:
+        ember.zeros(1 << 40, dtype=ember.float32, device=d)  # 4 TiB
+    assert info.value.device.same_device(d)
+    assert "empty_cache" in str(info.value)
+    np.testing.assert_array_equal((ember.ones(3, device=d) * 2).numpy(), [2, 2, 2])
+
+
+@gpu_only
+def test_memory_returns_to_the_pool_and_empty_cache_trims_it():
+    d = ember.Device.cuda(0, new_stream=True)
+    t = ember.zeros(64 << 20, dtype=ember.uint8, device=d)
+    d.synchronize()
+    in_use = d.memory_stats()["bytes_in_use"]
+    assert in_use >= 64 << 20
+    del t
+    d.synchronize()
+    stats = d.memory_stats()
+    assert stats["bytes_in_use"] <= in_use - (64 << 20)
+    assert stats["bytes_cached"] >= 64 << 20  # kept for reuse
+    d.empty_cache()
+    assert d.memory_stats()["bytes_cached"] < 64 << 20
+
+
+@gpu_only
+def test_device_report_names_the_gpu():
+    d = ember.device("cuda")
+    info = d.info()
+    assert d.name and info["gpu"] == d.name
+    assert d.location.startswith(f"cuda:0 (GPU '{d.name}', PCI ")
+    assert info["compute_capability"].count(".") == 1 and info["stream"] == "shared"
+    assert ember.Device.cuda(0, new_stream=True).info()["stream"] == "own"
+
+
+def test_matmul_precision_switch_takes_pytorchs_values():
+    assert ember.get_float32_matmul_precision() == "highest"
+    for value in ("high", "medium", "highest"):
+        ember.set_float32_matmul_precision(value)
+        assert ember.get_float32_matmul_precision() == value
+    with pytest.raises(ember.InvalidArgumentError) as info:
+        ember.set_float32_matmul_precision("fast")
+    assert "'highest', 'high' or 'medium'" in str(info.value)
+    with pytest.raises(ember.InvalidTypeError):
+        ember.set_float32_matmul_precision(1)
+    assert ember.get_float32_matmul_precision() == "highest"
