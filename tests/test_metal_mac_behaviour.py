@@ -151,7 +151,7 @@ cs = [a @ b for _ in range(3)]
 def queue_until_commit(t, keep):
     committed = d.queue_stats()["command_buffers_committed"]
     while d.queue_stats()["command_buffers_committed"] == committed:
-        keep.append(t + 1)
+        keep.append(t + t)  # one dispatch: no op straddles the commit
 
 keep1, keep2 = [], []
 queue_until_commit(ember.tensor(np.ones(64, np.float32), device=d), keep1)  # commits cs
@@ -194,7 +194,7 @@ for _ in range(2):
     t = ember.tensor(np.ones(64, np.float32), device=d)
     committed = d.queue_stats()["command_buffers_committed"]
     while d.queue_stats()["command_buffers_committed"] == committed:
-        keep.append(t * 3)
+        keep.append(t + t)  # one dispatch: no op straddles the commit
 deadline = time.monotonic() + 0.5
 while d.queue_stats()["command_buffers_completed"] < 2 and time.monotonic() < deadline:
     time.sleep(0.001)
