@@ -58,12 +58,13 @@ filter() {
     END { flush() }'
 }
 
-# Compiles `file` (a .metal under an -I dir, included after PRELUDE) in `mode`; prints what
-# is left after the allowlist and fails when anything is.
+# Compiles `file` (a .metal under an -I dir, included after PRELUDE) in `mode`, as the
+# library EMBER_I64_LIBRARY=`i64` (0 by default; 1: its 64-bit integer kernels); prints
+# what is left after the allowlist and fails when anything is.
 check_family() {
-  local mode="$1" file="$2" out
+  local mode="$1" file="$2" i64="${3:-0}" out
   # shellcheck disable=SC2086
-  out="$(printf '%s\n#include "%s"\n' "$PRELUDE" "$file" |
+  out="$(printf '#define EMBER_I64_LIBRARY %s\n%s\n#include "%s"\n' "$i64" "$PRELUDE" "$file" |
     "$CLANG" ${MODE_FLAGS[$mode]} "${COMMON[@]}" -I "$(dirname "$file")" - 2>&1 | filter)"
   [[ -z "$out" ]] || { printf '%s\n' "$out"; return 1; }
 }
@@ -72,13 +73,15 @@ run_check() {
   local f mode failed=0 n=0 start=$SECONDS
   for f in metal/kernels/*.metal; do
     for mode in c++14 opencl; do
-      n=$((n + 1))
-      if check_family "$mode" "$(basename "$f")"; then
-        echo "check_kernels_strict: ok    $f ($mode)"
-      else
-        echo "check_kernels_strict: FAIL  $f ($mode)" >&2
-        failed=1
-      fi
+      for i64 in 0 1; do
+        n=$((n + 1))
+        if check_family "$mode" "$(basename "$f")" "$i64"; then
+          echo "check_kernels_strict: ok    $f ($mode, EMBER_I64_LIBRARY=$i64)"
+        else
+          echo "check_kernels_strict: FAIL  $f ($mode, EMBER_I64_LIBRARY=$i64)" >&2
+          failed=1
+        fi
+      done
     done
   done
   echo "check_kernels_strict: $n compiles with $("$CLANG" --version | head -n1)" \

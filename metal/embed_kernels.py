@@ -3,6 +3,8 @@
 Metal compiles kernels from source at run time and cannot include files, so each
 family's quoted includes of metal/kernels files are inlined (recursively, each file once
 per family, `#pragma once` dropped, `#line` kept so Metal's errors name the real file).
+Each family is embedded twice: as <family> and as <family>_i64, the same text after
+`#define EMBER_I64_LIBRARY 1`, which keeps only its 64-bit integer kernels (common.h).
 The output defines what metal/kernels/sources.h declares; it is rewritten only when it
 changes. Usage: embed_kernels.py --out kernel_sources.cpp [-I dir] kernels/a.metal kernels/b.metal
 (quoted includes are looked up next to the including file, then in each -I dir).
@@ -30,19 +32,49 @@ KERNEL = re.compile(r"\bkernel\s+void\s+(\w+)\s*\(")
 BUFFER_ATTR = re.compile(r"\[\[\s*buffer\s*\(\s*(\w+)\s*\)\s*\]\]")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
+# A kernel that shares threadgroup memory or synchronises its lanes is written for a group
+# size: it must say so, or Metal may build its pipeline for fewer threads than it needs.
+GROUP_WORK = re.compile(r"\bthreadgroup_barrier\s*\(|\bEMBER_THREADGROUP\s*\(|\bsimd_\w+\s*\(")
+MAX_THREADS = re.compile(r"\[\[\s*max_total_threads_per_threadgroup\s*\([^\]]+\)\s*\]\]\s*$")
+
+I64_DEFINE = "#define EMBER_I64_LIBRARY 1\n"
+
 
 class EmbedError(Exception):
     pass
 
 
+def closing(code: str, start: int, pair: str) -> int:
+    """The index just past the bracket that closes the one opened before `start`."""
+    depth, end = 1, start
+    while depth and end < len(code):
+        depth += {pair[0]: 1, pair[1]: -1}.get(code[end], 0)
+        end += 1
+    return end
+
+
+def check_group_size(path: Path, code: str, m: re.Match, params_end: int) -> None:
+    """Raises EmbedError when the kernel at `m` uses threadgroup memory, barriers or simd
+    functions without [[max_total_threads_per_threadgroup(n)]] before `kernel`."""
+    brace = code.find("{", params_end)
+    body = code[brace : closing(code, brace + 1, "{}")] if brace >= 0 else ""
+    declared = MAX_THREADS.search(code[max(0, m.start() - 300) : m.start()])
+    if GROUP_WORK.search(body) and not declared:
+        line = code.count("\n", 0, m.start()) + 1
+        raise EmbedError(
+            f"{path.name}:{line}: kernel {m.group(1)} uses threadgroup memory, barriers or "
+            f"simd functions: declare [[max_total_threads_per_threadgroup(n)]] before `kernel` "
+            f"with the group size it is written for"
+        )
+
+
 def check_buffer_indices(path: Path, text: str) -> None:
-    """Raises EmbedError naming the first kernel whose [[buffer(i)]] is not its position."""
+    """Raises EmbedError naming the first kernel whose [[buffer(i)]] is not its position,
+    or whose group size is undeclared (check_group_size)."""
     code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
     for m in KERNEL.finditer(code):
-        depth, end = 1, m.end()
-        while depth and end < len(code):
-            depth += {"(": 1, ")": -1}.get(code[end], 0)
-            end += 1
+        end = closing(code, m.end(), "()")
+        check_group_size(path, code, m, end)
         for position, attr in enumerate(BUFFER_ATTR.finditer(code, m.end(), end)):
             if attr.group(1) != str(position):
                 line = code.count("\n", 0, attr.start()) + 1
@@ -149,6 +181,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         sources = {m.stem: family_source(m, args.include_dirs) for m in args.metal}
+        sources.update({f"{name}_i64": I64_DEFINE + text for name, text in list(sources.items())})
     except (EmbedError, OSError) as e:
         print(f"embed_kernels.py: {e}", file=sys.stderr)
         return 1

@@ -8,7 +8,19 @@ bool is_index_dtype(DType d) {
   return d == DType::I64 || d == DType::U32 || d == DType::U8;
 }
 
+// The one value of `t` (an index dtype), widened on the host: a cast on the device would
+// need int64 kernels, which a Metal GPU may lack while uint32 indices still work.
 int64_t scalar_i64(const Tensor& t) {
+  if (t.dtype() == DType::U8) {
+    uint8_t v = 0;
+    to_host(t, &v);
+    return v;
+  }
+  if (t.dtype() == DType::U32) {
+    uint32_t v = 0;
+    to_host(t, &v);
+    return v;
+  }
   int64_t v = 0;
   to_host(to_dtype(t, DType::I64), &v);
   return v;

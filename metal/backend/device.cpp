@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "kernels/sources.h"
 #include "metal_backend.h"
 
 namespace ember::metal {
@@ -54,27 +53,6 @@ std::string MetalDevice::location() const {
   const rt::GpuInfo& info = gpu_->info();
   return "metal:" + std::to_string(ordinal_) + " (" + (info.emulated ? "emulated GPU '" : "GPU '") +
          info.name + "', registryID " + hex(info.registry_id) + ")";
-}
-
-const rt::Pipeline& MetalDevice::pipeline(const char* family, const std::string& kernel) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto found = pipelines_.find(kernel);
-  if (found != pipelines_.end()) return *found->second;
-  try {
-    auto& library = libraries_[family];
-    if (!library) {
-      const std::string& source = kernel_source(family);
-      if (source.empty()) throw rt::RuntimeError(std::string("no kernel family '") + family + "'");
-      library = gpu_->compile_library(family, source);
-    }
-    auto pipeline = library->pipeline(kernel);
-    return *pipelines_.emplace(kernel, std::move(pipeline)).first->second;
-  } catch (const rt::RuntimeError& e) {
-    libraries_.erase(family);
-    throw Error(ErrorKind::Device, describe() + ": cannot build kernel " + kernel + " of " +
-                                       family + ".metal: " + e.what())
-        .with("device", shared_from_this());
-  }
 }
 
 void MetalDevice::check_process(const std::string& op) const {
@@ -145,6 +123,7 @@ void MetalDevice::commit_locked() {
 void MetalDevice::drop_finished_locked() {
   auto it = in_flight_.begin();
   for (; it != in_flight_.end() && it->cb->completed(); ++it) {
+    completed_seq_->complete(it->seq);  // seen done: its handler may not have run yet
     std::string err = it->cb->error();
     if (!err.empty() && pending_error_.empty()) pending_error_ = err;
   }

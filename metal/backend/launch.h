@@ -23,6 +23,15 @@ void launch_elementwise(MetalDevice& dev, const char* family, const std::string&
   }
 }
 
+// Lanes per group of a barrier kernel written for `want` (a power of two) lanes that also
+// works with any power of two below: `want`, or the largest the pipeline allows.
+inline uint32_t power_of_two_group(MetalDevice& dev, const char* family, const std::string& kernel,
+                                   uint32_t want) {
+  uint32_t group = want;
+  while (group > 1 && group > dev.max_group(family, kernel)) group >>= 1;
+  return group;
+}
+
 // "unary_exp_f32", "binary_add_strided_i64": what kernels/<family>.metal instantiates.
 inline std::string kernel_name(const char* family, const char* op, bool dense, DType dtype) {
   return std::string(family) + "_" + op + (dense ? "_" : "_strided_") + dtype_suffix(dtype);

@@ -42,13 +42,20 @@ void MetalStorage::matmul(const Layout& lhs, const BackendStorage& rhs, const La
   const std::vector<StridedLayout> kl = kernel_layouts("matmul", {a_batch, b_batch});
   p.a_batch = kl[0];
   p.b_batch = kl[1];
-  const std::string kernel = std::string("matmul_tiled_") + dtype_suffix(dtype_);
+  // 16 x 16 lanes a tile where the pipeline allows 256 threads, else 8 x 8 (dispatch
+  // raises DeviceError where even 64 are too many).
+  std::string kernel = std::string("matmul_tiled_") + dtype_suffix(dtype_);
+  uint32_t lanes = EMBER_MM_LANES;
+  if (metal().max_group("matmul", kernel) < uint32_t(EMBER_MM_LANES * EMBER_MM_LANES)) {
+    kernel = std::string("matmul_small_") + dtype_suffix(dtype_);
+    lanes = EMBER_MM_LANES_SMALL;
+  }
   for (int64_t b0 = 0; b0 < batches; b0 += kMaxBatchesPerDispatch) {
     p.batch0 = b0;
     const int64_t nbatch = std::min(batches - b0, kMaxBatchesPerDispatch);
     metal().dispatch("matmul", kernel, {this, &as_metal(rhs), &as_metal(dst)}, p,
                      rt::Size3{uint32_t(tiles(p.n)), uint32_t(tiles(p.m)), uint32_t(nbatch)},
-                     rt::Size3{EMBER_MM_LANES, EMBER_MM_LANES, 1});
+                     rt::Size3{lanes, lanes, 1});
   }
 }
 

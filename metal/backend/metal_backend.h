@@ -3,6 +3,7 @@
 // runtime/runtime.h; one file per op family in this folder.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -67,15 +68,22 @@ class MetalDevice : public BackendDevice {
     dispatch(family, kernel, buffers, &params, sizeof(P), groups, group_size);
   }
   // One lane per element for n elements (gid.x < n is the kernel's to check).
+  // Groups of kElementwiseGroup lanes, or fewer where the pipeline allows fewer.
   template <typename P>
   void dispatch_1d(const char* family, const std::string& kernel, const KernelBuffers& buffers,
                    const P& params, int64_t n) {
     if (n <= 0) return;
-    const uint32_t group = kElementwiseGroup;
+    const uint32_t group = std::min(kElementwiseGroup, max_group(family, kernel));
     dispatch(family, kernel, buffers, &params, sizeof(P),
              rt::Size3{uint32_t((n + group - 1) / group), 1, 1}, rt::Size3{group, 1, 1});
   }
+  // Throws UnsupportedDTypeError naming the op when `kernel` is an int64 kernel and the
+  // family's int64 library does not build, else DeviceError when it cannot be built.
   const rt::Pipeline& pipeline(const char* family, const std::string& kernel);
+  // The pipeline's maxTotalThreadsPerThreadgroup: may be below what the device allows.
+  uint32_t max_group(const char* family, const std::string& kernel) {
+    return pipeline(family, kernel).max_threads_per_group();
+  }
 
   // The pool's buffer for `bytes`, reusable only once its last command buffer completed.
   std::shared_ptr<rt::Buffer> acquire(size_t bytes);
@@ -92,7 +100,8 @@ class MetalDevice : public BackendDevice {
     uint64_t seq;
     std::shared_ptr<rt::CommandBuffer> cb;  // shared: every waiting thread can wait on it
   };
-  void commit_locked();         // mu_ held
+  rt::Library& library_locked(const std::string& label);  // mu_ held; built on first use
+  void commit_locked();                                   // mu_ held
   void drop_finished_locked();  // mu_ held: forgets completed buffers, keeps their errors
   void raise_pending_error();   // DeviceError for a failed command buffer nobody saw yet
   void throttle();              // mu_ not held: waits while too much work is in flight
@@ -112,6 +121,7 @@ class MetalDevice : public BackendDevice {
   std::shared_ptr<CompletedPrefix> completed_seq_;
   std::string pending_error_;  // from a finished command buffer, raised at the next wait
   std::map<std::string, std::shared_ptr<rt::Library>> libraries_;
+  std::map<std::string, std::string> library_errors_;  // label -> why it did not build
   std::map<std::string, std::shared_ptr<rt::Pipeline>> pipelines_;
   BufferPool pool_;
 };
@@ -152,6 +162,9 @@ inline const MetalStorage& as_metal(const BackendStorage& s) {
 inline MetalStorage& as_metal(BackendStorage& s) {
   return static_cast<MetalStorage&>(s);
 }
+
+// Whether `kernel` is in its family's 64-bit integer library: a name token i64 or b64.
+bool is_int64_kernel(const std::string& kernel);
 
 // Kernel name suffix of a dtype: "f32", "f16", "bf16", "i64", "u32", "u8".
 // F64 never reaches kernels (core checks supports_dtype); reaching it is a bug.

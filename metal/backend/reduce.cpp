@@ -3,7 +3,7 @@
 #include <string>
 
 #include "../kernels/reduce.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
@@ -23,7 +23,9 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
   if (p.nout == 0) return;
   p.kept = kernel_layout(name, kept);
   p.red = kernel_layout(name, red);
-  uint32_t lanes = ember_reduce_lanes(p.count);
+  const std::string kernel = std::string("reduce_") + name + "_" + dtype_suffix(dtype_);
+  const uint32_t group = power_of_two_group(metal(), "reduce", kernel, EMBER_REDUCE_GROUP);
+  uint32_t lanes = ember_reduce_lanes(p.count, group);
   // Reducing across rows of a dense block (e.g. sum over dim 0): neighbouring outputs are
   // neighbours in memory, so give each output few lanes and let the group's outputs read
   // in runs, as long as there are enough outputs to keep the GPU busy.
@@ -33,11 +35,10 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
     while (lanes > 1 && p.nout * int64_t(lanes) > 16384) lanes >>= 1;
   }
   p.lanes = lanes;
-  p.rows = uint32_t(EMBER_REDUCE_GROUP) / lanes;
+  p.rows = group / lanes;
   const int64_t groups = (p.nout + p.rows - 1) / p.rows;
-  const std::string kernel = std::string("reduce_") + name + "_" + dtype_suffix(dtype_);
   metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
-                   rt::Size3{EMBER_REDUCE_GROUP, 1, 1});
+                   rt::Size3{group, 1, 1});
 }
 
 }  // namespace ember::metal

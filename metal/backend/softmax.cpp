@@ -3,7 +3,7 @@
 #include <string>
 
 #include "../kernels/softmax.h"
-#include "metal_backend.h"
+#include "launch.h"
 
 namespace ember::metal {
 
@@ -18,12 +18,13 @@ void MetalStorage::softmax(const Layout& src, bool log, BackendStorage& dst) con
   const Strides lead_strides(src.strides().begin(), src.strides().end() - 1);
   p.rows = kernel_layout(name, Layout(lead, lead_strides, src.offset()));
   p.stride = src.strides().back();
-  p.lanes = ember_reduce_lanes(p.n);
-  p.rows_per_group = uint32_t(EMBER_REDUCE_GROUP) / p.lanes;
-  const int64_t groups = (p.nrows + p.rows_per_group - 1) / p.rows_per_group;
   const std::string kernel = std::string("softmax_") + name + "_" + dtype_suffix(dtype_);
+  const uint32_t group = power_of_two_group(metal(), "softmax", kernel, EMBER_REDUCE_GROUP);
+  p.lanes = ember_reduce_lanes(p.n, group);
+  p.rows_per_group = group / p.lanes;
+  const int64_t groups = (p.nrows + p.rows_per_group - 1) / p.rows_per_group;
   metal().dispatch("softmax", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
-                   rt::Size3{EMBER_REDUCE_GROUP, 1, 1});
+                   rt::Size3{group, 1, 1});
 }
 
 }  // namespace ember::metal

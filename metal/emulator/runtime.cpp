@@ -1,10 +1,13 @@
 // The emulated Metal runtime (runtime/runtime.h) for Linux: devices are the CPU,
 // buffers are exact-size host allocations, each queue a worker thread that runs its
 // committed command buffers in order, asynchronously, through the kernel runner.
+// Switches play what a Mac may do: EMBER_METAL_EMULATOR_FAIL_I64, _MAX_THREADS and
+// _OUT_OF_ORDER (emulator/README.md).
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -34,6 +38,49 @@ constexpr int kMaxGpus = 64;
 constexpr uint64_t kMaxBuffer = uint64_t(1) << 40;
 constexpr size_t kFilledBytes = size_t(256) << 20;  // new buffers are filled up to this
 
+// A committed command buffer that nobody waits for waits this long for a later one to
+// overtake it (out-of-order mode); handlers run this long after completion.
+constexpr auto kOvertakeWindow = std::chrono::milliseconds(50);
+constexpr auto kHandlerDelay = std::chrono::milliseconds(1);
+
+// "" or "0": off, "1": on; anything else sets *why (the runtime is then unavailable).
+bool env_flag(const char* name, std::string* why) {
+  const char* v = std::getenv(name);
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "0") return false;
+  if (s != "1" && why && why->empty())
+    *why = std::string(name) + "='" + s + "' is not a switch: set it to 1 or unset it";
+  return s == "1";
+}
+
+// EMBER_METAL_EMULATOR_MAX_THREADS=N: every pipeline's maxTotalThreadsPerThreadgroup, as a
+// kernel that needs many registers gets on a Mac (default: the device limit).
+uint32_t pipeline_max_threads(std::string* why) {
+  const char* v = std::getenv("EMBER_METAL_EMULATOR_MAX_THREADS");
+  if (!v || !*v) return kMaxThreadsPerGroup;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end == '\0' && n >= 1 && n <= long(kMaxThreadsPerGroup)) return uint32_t(n);
+  if (why && why->empty())
+    *why = "EMBER_METAL_EMULATOR_MAX_THREADS='" + std::string(v) + "' is not 1.." +
+           std::to_string(kMaxThreadsPerGroup) + " threads per threadgroup";
+  return kMaxThreadsPerGroup;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A kernel of 64-bit integers: an i64 or b64 token in its name (kernels/common.h).
+bool has_int64_kernel(const std::string& family) {
+  for (const KernelInfo* k : registered_kernels(family)) {
+    const std::string padded = "_" + std::string(k->name) + "_";
+    if (padded.find("_i64_") != std::string::npos || padded.find("_b64_") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
 uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : (uint64_t(8) << 30);
@@ -53,15 +100,17 @@ class EmuBuffer : public rt::Buffer {
 
 class EmuPipeline : public rt::Pipeline {
  public:
-  explicit EmuPipeline(const KernelInfo* kernel) : kernel_(kernel), name_(kernel->name) {}
+  explicit EmuPipeline(const KernelInfo* kernel)
+      : kernel_(kernel), name_(kernel->name), max_threads_(pipeline_max_threads(nullptr)) {}
   const std::string& name() const override { return name_; }
-  uint32_t max_threads_per_group() const override { return kMaxThreadsPerGroup; }
+  uint32_t max_threads_per_group() const override { return max_threads_; }
   uint32_t simd_width() const override { return kSimdWidth; }
   const KernelInfo* kernel() const { return kernel_; }
 
  private:
   const KernelInfo* kernel_;
   std::string name_;
+  uint32_t max_threads_;
 };
 
 class EmuLibrary : public rt::Library {
@@ -93,7 +142,7 @@ struct Encoded {
 
 struct QueueState;
 
-struct CommandState {
+struct CommandState : std::enable_shared_from_this<CommandState> {
   enum class Phase { Encoding, Committed, Completed };
   std::shared_ptr<QueueState> queue;
   std::vector<Encoded> dispatches;
@@ -102,8 +151,12 @@ struct CommandState {
   std::condition_variable done_cv;
   Phase phase = Phase::Encoding;
   std::atomic<bool> completed{false};
+  std::atomic<bool> waited{false};  // someone is in wait(): out-of-order mode runs it now
   std::string error;
+  std::set<const rt::Buffer*> buffers;  // every buffer its dispatches bind
 };
+
+using Clock = std::chrono::steady_clock;
 
 struct QueueState {
   std::mutex mu;
@@ -111,7 +164,33 @@ struct QueueState {
   std::deque<std::shared_ptr<CommandState>> pending;
   bool gate_open = true;
   bool stopping = false;
+  // EMBER_METAL_EMULATOR_OUT_OF_ORDER=1: an independent later command buffer may run (and
+  // complete) first, and handlers run late on a thread of their own.
+  bool out_of_order = false;
+  std::deque<std::pair<Clock::time_point, std::shared_ptr<CommandState>>> handlers_due;
+  std::condition_variable handler_cv;
+  bool handlers_stopping = false;
 };
+
+void run_handlers(CommandState& cb) {
+  for (auto& h : cb.handlers) {
+    try {
+      h();
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "ember metal emulator: a completion handler threw: %s\n", ex.what());
+    }
+  }
+  cb.handlers.clear();
+}
+
+void mark_completed(CommandState& cb) {
+  {
+    std::lock_guard<std::mutex> lock(cb.mu);
+    cb.phase = CommandState::Phase::Completed;
+    cb.completed = true;
+  }
+  cb.done_cv.notify_all();
+}
 
 void execute(CommandState& cb) {
   std::string error;
@@ -135,21 +214,45 @@ void execute(CommandState& cb) {
     std::lock_guard<std::mutex> lock(cb.mu);
     cb.error = error;
   }
-  // Handlers run before wait() returns, so what they record is visible after a wait.
-  for (auto& h : cb.handlers) {
-    try {
-      h();
-    } catch (const std::exception& ex) {
-      std::fprintf(stderr, "ember metal emulator: a completion handler threw: %s\n", ex.what());
-    }
+  QueueState& q = *cb.queue;
+  if (!q.out_of_order) {
+    // In order: handlers run before wait() returns, so what they record is visible then.
+    run_handlers(cb);
+    mark_completed(cb);
+    return;
   }
-  cb.handlers.clear();
-  {
-    std::lock_guard<std::mutex> lock(cb.mu);
-    cb.phase = CommandState::Phase::Completed;
-    cb.completed = true;
+  mark_completed(cb);  // wait() returns; the handlers come later, from another thread
+  std::lock_guard<std::mutex> lock(q.mu);
+  q.handlers_due.emplace_back(Clock::now() + kHandlerDelay, cb.shared_from_this());
+  q.handler_cv.notify_all();
+}
+
+bool shares_buffer(const CommandState& a, const CommandState& b) {
+  for (const rt::Buffer* buffer : a.buffers)
+    if (b.buffers.count(buffer)) return true;
+  return false;
+}
+
+// Out of order: the newest pending command buffer that binds no buffer of an older
+// pending one goes first (it cannot see their effects); else the oldest. q->mu held.
+size_t pick_next(const QueueState& q) {
+  if (!q.out_of_order) return 0;
+  for (size_t i = q.pending.size(); i-- > 1;) {
+    bool independent = true;
+    for (size_t j = 0; j < i && independent; ++j)
+      independent = !shares_buffer(*q.pending[i], *q.pending[j]);
+    if (independent) return i;
   }
-  cb.done_cv.notify_all();
+  return 0;
+}
+
+// Out of order, one lone command buffer nobody waits for is held a moment, so that a
+// later one can overtake it. q->mu held (through `lock`).
+void hold_for_overtaking(QueueState& q, std::unique_lock<std::mutex>& lock) {
+  if (!q.out_of_order || q.pending.size() != 1 || q.pending.front()->waited) return;
+  q.cv.wait_for(lock, kOvertakeWindow, [&] {
+    return q.pending.size() != 1 || q.pending.front()->waited || q.stopping || !q.gate_open;
+  });
 }
 
 void worker_main(std::shared_ptr<QueueState> q) {
@@ -161,10 +264,34 @@ void worker_main(std::shared_ptr<QueueState> q) {
         return (q->gate_open && !q->pending.empty()) || (q->stopping && q->pending.empty());
       });
       if (q->pending.empty()) return;
-      cb = std::move(q->pending.front());
-      q->pending.pop_front();
+      hold_for_overtaking(*q, lock);
+      if (!q->gate_open || q->pending.empty()) continue;
+      const size_t next = pick_next(*q);
+      cb = std::move(q->pending[next]);
+      q->pending.erase(q->pending.begin() + std::ptrdiff_t(next));
     }
     execute(*cb);
+  }
+}
+
+// Out-of-order mode's handler thread: each completed buffer's handlers, kHandlerDelay
+// after its completion, in completion order; the rest at once when the queue goes.
+void handler_main(std::shared_ptr<QueueState> q) {
+  std::unique_lock<std::mutex> lock(q->mu);
+  while (true) {
+    q->handler_cv.wait(lock, [&] { return !q->handlers_due.empty() || q->handlers_stopping; });
+    if (q->handlers_due.empty()) return;
+    const Clock::time_point due = q->handlers_due.front().first;
+    if (!q->handlers_stopping && Clock::now() < due) {
+      q->handler_cv.wait_until(lock, due, [&] { return q->handlers_stopping; });
+      continue;
+    }
+    std::shared_ptr<CommandState> cb = std::move(q->handlers_due.front().second);
+    q->handlers_due.pop_front();
+    lock.unlock();
+    run_handlers(*cb);
+    cb.reset();
+    lock.lock();
   }
 }
 
@@ -196,9 +323,10 @@ class EmuCommandBuffer : public rt::CommandBuffer {
                            (b.buffer ? " offset past its end" : " is null"));
     }
     const uint64_t lanes = uint64_t(group_size.x) * group_size.y * group_size.z;
-    if (lanes == 0 || lanes > kMaxThreadsPerGroup)
-      throw RuntimeError(name + std::to_string(lanes) + " threads per threadgroup (1.." +
-                         std::to_string(kMaxThreadsPerGroup) + ")");
+    if (lanes == 0 || lanes > p->max_threads_per_group())
+      throw RuntimeError(name + std::to_string(lanes) +
+                         " threads per threadgroup (the pipeline takes 1.." +
+                         std::to_string(p->max_threads_per_group()) + ")");
     if (uint64_t(groups.x) * groups.y * groups.z == 0) return;
     // thread_position_in_grid is 32 bits wide per dimension: a grid past it would wrap
     const uint64_t grid_x = uint64_t(groups.x) * group_size.x;
@@ -210,6 +338,7 @@ class EmuCommandBuffer : public rt::CommandBuffer {
     Encoded e;
     e.kernel = &k;
     e.buffers = buffers;
+    for (const rt::BufferArg& b : buffers) s_->buffers.insert(b.buffer);
     e.params.resize((bytes_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1);
     if (bytes_size) std::memcpy(e.params.data(), bytes, bytes_size);  // setBytes copies
     const uint32_t g[3] = {groups.x, groups.y, groups.z},
@@ -243,6 +372,12 @@ class EmuCommandBuffer : public rt::CommandBuffer {
     std::unique_lock<std::mutex> lock(s_->mu);
     if (s_->phase == CommandState::Phase::Encoding)
       throw RuntimeError("wait: the command buffer was never committed");
+    if (s_->phase != CommandState::Phase::Completed && !s_->waited.exchange(true)) {
+      lock.unlock();  // tell a worker holding it back (queue lock before buffer lock)
+      { std::lock_guard<std::mutex> queue_lock(s_->queue->mu); }
+      s_->queue->cv.notify_all();
+      lock.lock();
+    }
     s_->done_cv.wait(lock, [&] { return s_->phase == CommandState::Phase::Completed; });
   }
 
@@ -265,7 +400,11 @@ class EmuCommandBuffer : public rt::CommandBuffer {
 
 class EmuQueue : public rt::Queue {
  public:
-  EmuQueue() : q_(std::make_shared<QueueState>()), worker_(worker_main, q_) {}
+  explicit EmuQueue(bool out_of_order) : q_(std::make_shared<QueueState>()) {
+    q_->out_of_order = out_of_order;
+    worker_ = std::thread(worker_main, q_);
+    if (out_of_order) handler_thread_ = std::thread(handler_main, q_);
+  }
   ~EmuQueue() override {
     {
       std::lock_guard<std::mutex> lock(q_->mu);
@@ -273,10 +412,13 @@ class EmuQueue : public rt::Queue {
       q_->gate_open = true;  // committed work still completes, as on Metal
     }
     q_->cv.notify_all();
-    if (worker_.get_id() == std::this_thread::get_id())
-      worker_.detach();  // released by its own completion handler
-    else
-      worker_.join();
+    join_or_detach(worker_);
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->handlers_stopping = true;  // the handlers still due run now
+    }
+    q_->handler_cv.notify_all();
+    join_or_detach(handler_thread_);
   }
 
   std::unique_ptr<rt::CommandBuffer> command_buffer() override {
@@ -292,8 +434,17 @@ class EmuQueue : public rt::Queue {
   }
 
  private:
+  // A thread may release the queue from its own completion handler: it cannot join itself.
+  static void join_or_detach(std::thread& t) {
+    if (!t.joinable()) return;
+    if (t.get_id() == std::this_thread::get_id())
+      t.detach();
+    else
+      t.join();
+  }
+
   std::shared_ptr<QueueState> q_;
-  std::thread worker_;
+  std::thread worker_, handler_thread_;
 };
 
 class EmuDevice : public rt::Device {
@@ -306,7 +457,9 @@ class EmuDevice : public rt::Device {
     info_.max_buffer_bytes = std::min(kMaxBuffer, physical_memory());
   }
   const rt::GpuInfo& info() const override { return info_; }
-  std::unique_ptr<rt::Queue> new_queue() override { return std::make_unique<EmuQueue>(); }
+  std::unique_ptr<rt::Queue> new_queue() override {
+    return std::make_unique<EmuQueue>(env_flag("EMBER_METAL_EMULATOR_OUT_OF_ORDER", nullptr));
+  }
 
   std::shared_ptr<rt::Buffer> new_buffer(size_t bytes) override {
     if (bytes > info_.max_buffer_bytes) return nullptr;
@@ -320,6 +473,16 @@ class EmuDevice : public rt::Device {
   std::shared_ptr<rt::Library> compile_library(const std::string& label,
                                                const std::string& source) override {
     if (source.empty()) throw RuntimeError("library " + label + ": empty MSL source");
+    const bool i64_source = source.rfind("#define EMBER_I64_LIBRARY 1\n", 0) == 0;
+    if (i64_source != ends_with(label, "_i64"))
+      throw RuntimeError("library " + label + ": the host passed " +
+                         (i64_source ? "an _i64 source" : "a source without EMBER_I64_LIBRARY"));
+    // EMBER_METAL_EMULATOR_FAIL_I64=1 plays a Metal compiler that rejects 64-bit integer
+    // code: a library that holds any int64 kernel fails, as a whole.
+    if (env_flag("EMBER_METAL_EMULATOR_FAIL_I64", nullptr) && has_int64_kernel(label))
+      throw RuntimeError("library " + label +
+                         ": program_source: error: 64-bit integer arithmetic is not supported "
+                         "(EMBER_METAL_EMULATOR_FAIL_I64=1)");
     if (registered_kernels(label).empty())
       throw RuntimeError("library " + label + ": the emulator has no kernels of family '" + label +
                          "' (is metal/kernels/" + label + ".metal built into this module?)");
@@ -369,7 +532,11 @@ class EmuRuntime : public rt::Runtime {
  public:
   std::string unavailable_reason() const override {
     std::string why;
-    emulated_gpus(&why);
+    if (emulated_gpus(&why) == 0) return why;
+    for (const char* name : {"EMBER_METAL_EMULATOR_NO_DEVICE_LIST", "EMBER_METAL_EMULATOR_FAIL_I64",
+                             "EMBER_METAL_EMULATOR_OUT_OF_ORDER"})
+      env_flag(name, &why);
+    pipeline_max_threads(&why);
     return why;
   }
   std::vector<rt::GpuInfo> devices() const override {

@@ -15,6 +15,11 @@ using namespace metal;
 
 #define EMBER_MAX_DIMS 8
 
+// 1 in the source of a family's 64-bit integer library (embed_kernels.py, emulator.cmake).
+#ifndef EMBER_I64_LIBRARY
+#define EMBER_I64_LIBRARY 0
+#endif
+
 // A strided view, dims already collapsed by the backend (at most EMBER_MAX_DIMS).
 // Element i (row-major over shape) lives at offset + sum(index_d * strides[d]).
 struct StridedLayout {
@@ -72,13 +77,25 @@ inline int64_t strided_offset(constant StridedLayout& l, int64_t i) {
       uint simd_lane [[thread_index_in_simdgroup]],                                          \
       uint simd_group [[simdgroup_index_in_threadgroup]]
 
+// Each family is built as two Metal libraries: its 64-bit integer kernels (names with an
+// i64 or b64 token) with EMBER_I64_LIBRARY 1, the rest with 0. A compiler that rejects
+// int64 code then loses the int64 ops only. Every instantiation sits in exactly one of:
+#if EMBER_I64_LIBRARY
+#define EMBER_IF_I64(...) __VA_ARGS__
+#define EMBER_IF_NOT_I64(...)
+#else
+#define EMBER_IF_I64(...)
+#define EMBER_IF_NOT_I64(...) __VA_ARGS__
+#endif
+
 // M(name, suffix, T, Op) for every storage type of a dtype class of the op table
 // (core/ops.def): a family instantiates an op for its class in one line with these.
 // The suffixes are the host's dtype_suffix() names.
 #define EMBER_FOR_FLOAT_TYPES(M, name, Op) \
-  M(name, f32, float, Op) M(name, f16, half, Op) M(name, bf16, bf16_t, Op)
+  EMBER_IF_NOT_I64(M(name, f32, float, Op) M(name, f16, half, Op) M(name, bf16, bf16_t, Op))
 #define EMBER_FOR_INTEGER_TYPES(M, name, Op) \
-  M(name, i64, int64_t, Op) M(name, u32, uint, Op) M(name, u8, uchar, Op)
+  EMBER_IF_I64(M(name, i64, int64_t, Op))    \
+  EMBER_IF_NOT_I64(M(name, u32, uint, Op) M(name, u8, uchar, Op))
 #define EMBER_FOR_ALL_TYPES(M, name, Op) \
   EMBER_FOR_FLOAT_TYPES(M, name, Op) EMBER_FOR_INTEGER_TYPES(M, name, Op)
 

@@ -4,9 +4,11 @@
 #include "common.h"
 
 // Output tile of one threadgroup (EMBER_MM_TILE x EMBER_MM_TILE), computed by
-// EMBER_MM_LANES x EMBER_MM_LANES lanes, each owning a 2 x 2 block of it.
+// EMBER_MM_LANES x EMBER_MM_LANES lanes, each owning a 2 x 2 block of it; or, where the
+// pipeline allows fewer than 256 threads, by EMBER_MM_LANES_SMALL^2 lanes owning 4 x 4.
 #define EMBER_MM_TILE 32
 #define EMBER_MM_LANES 16
+#define EMBER_MM_LANES_SMALL 8
 
 // dst[b] (contiguous [M, N]) = lhs[b] [M, K] @ rhs[b] [K, N] for batch b = batch0 +
 // tgid.z; the matrices of batch b start at strided_offset(a_batch / b_batch, b).

@@ -59,7 +59,10 @@ struct Mac<uchar> {
 
 }  // namespace ember_k
 
-template <typename T>
+// kL x kL lanes per tile, each owning a kR x kR block of it (rows ty + i * kL, columns
+// tx + j * kL). Every output sums over k in the same order whatever kL is.
+template <typename T, int kL>
+[[max_total_threads_per_threadgroup(kL * kL)]]
 kernel void matmul_tiled(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]],
                          device T* c [[buffer(2)]], constant MatmulKParams& p [[buffer(3)]],
                          EMBER_THREAD_ARGS) {
@@ -67,17 +70,19 @@ kernel void matmul_tiled(device const T* a [[buffer(0)]], device const T* b [[bu
   EMBER_THREADGROUP(typename ember_k::Mac<T>::A, tb, EMBER_MM_TILE * EMBER_MM_TILE);
   typedef ember_k::Mac<T> Ops;
   typedef typename Ops::A A;
-  const int kT = EMBER_MM_TILE, kL = EMBER_MM_LANES;
+  const int kT = EMBER_MM_TILE, kR = EMBER_MM_TILE / kL;
   const int64_t batch = p.batch0 + int64_t(tgid.z);
   const int64_t a0 = strided_offset(p.a_batch, batch), b0 = strided_offset(p.b_batch, batch);
   const int64_t row0 = int64_t(tgid.y) * kT, col0 = int64_t(tgid.x) * kT;
   const int tx = int(lid.x), ty = int(lid.y), flat = ty * kL + tx;
 
-  A acc00 = A(0), acc01 = A(0), acc10 = A(0), acc11 = A(0);
+  A acc[kR][kR];
+  for (int i = 0; i < kR; ++i)
+    for (int j = 0; j < kR; ++j) acc[i][j] = A(0);
   for (int64_t k0 = 0; k0 < p.k; k0 += kT) {
-    // Each lane loads 4 elements of each tile; consecutive lanes take consecutive
+    // Each lane loads kR * kR elements of each tile; consecutive lanes take consecutive
     // columns, so a row-major input is read in runs.
-    for (int q = 0; q < kT * kT / (kL * kL); ++q) {
+    for (int q = 0; q < kR * kR; ++q) {
       const int e = flat + q * kL * kL, r = e / kT, col = e % kT;
       const int64_t am = row0 + r, ak = k0 + col;
       ta[e] = (am < p.m && ak < p.k) ? Ops::load(a[a0 + am * p.sam + ak * p.sak]) : A(0);
@@ -86,27 +91,34 @@ kernel void matmul_tiled(device const T* a [[buffer(0)]], device const T* b [[bu
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (int kk = 0; kk < kT; ++kk) {
-      const A x0 = ta[ty * kT + kk], x1 = ta[(ty + kL) * kT + kk];
-      const A y0 = tb[kk * kT + tx], y1 = tb[kk * kT + tx + kL];
-      acc00 = Ops::mac(acc00, x0, y0);
-      acc01 = Ops::mac(acc01, x0, y1);
-      acc10 = Ops::mac(acc10, x1, y0);
-      acc11 = Ops::mac(acc11, x1, y1);
+      A x[kR], y[kR];
+      for (int i = 0; i < kR; ++i) x[i] = ta[(ty + i * kL) * kT + kk];
+      for (int j = 0; j < kR; ++j) y[j] = tb[kk * kT + tx + j * kL];
+      for (int i = 0; i < kR; ++i)
+        for (int j = 0; j < kR; ++j) acc[i][j] = Ops::mac(acc[i][j], x[i], y[j]);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
   }
 
   device T* out = c + batch * p.m * p.n;
-  const int64_t i0 = row0 + ty, i1 = row0 + ty + kL, j0 = col0 + tx, j1 = col0 + tx + kL;
-  if (i0 < p.m && j0 < p.n) out[i0 * p.n + j0] = Ops::store(acc00);
-  if (i0 < p.m && j1 < p.n) out[i0 * p.n + j1] = Ops::store(acc01);
-  if (i1 < p.m && j0 < p.n) out[i1 * p.n + j0] = Ops::store(acc10);
-  if (i1 < p.m && j1 < p.n) out[i1 * p.n + j1] = Ops::store(acc11);
+  for (int i = 0; i < kR; ++i)
+    for (int j = 0; j < kR; ++j) {
+      const int64_t row = row0 + ty + i * kL, col = col0 + tx + j * kL;
+      if (row < p.m && col < p.n) out[row * p.n + col] = Ops::store(acc[i][j]);
+    }
 }
 
-EMBER_KERNEL_GROUPED(matmul_tiled_f32, matmul_tiled<float>)
-EMBER_KERNEL_GROUPED(matmul_tiled_f16, matmul_tiled<half>)
-EMBER_KERNEL_GROUPED(matmul_tiled_bf16, matmul_tiled<bf16_t>)
-EMBER_KERNEL_GROUPED(matmul_tiled_i64, matmul_tiled<int64_t>)
-EMBER_KERNEL_GROUPED(matmul_tiled_u32, matmul_tiled<uint>)
-EMBER_KERNEL_GROUPED(matmul_tiled_u8, matmul_tiled<uchar>)
+// matmul_tiled_<dtype>: 16 x 16 lanes; matmul_small_<dtype>: 8 x 8, for a pipeline that
+// allows fewer than 256 threads per group.
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_f32, matmul_tiled<float, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_f16, matmul_tiled<half, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_bf16, matmul_tiled<bf16_t, EMBER_MM_LANES>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(matmul_tiled_i64, matmul_tiled<int64_t, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_u32, matmul_tiled<uint, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_u8, matmul_tiled<uchar, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_f32, matmul_tiled<float, EMBER_MM_LANES_SMALL>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_f16, matmul_tiled<half, EMBER_MM_LANES_SMALL>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_bf16, matmul_tiled<bf16_t, EMBER_MM_LANES_SMALL>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(matmul_small_i64, matmul_tiled<int64_t, EMBER_MM_LANES_SMALL>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_u32, matmul_tiled<uint, EMBER_MM_LANES_SMALL>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_u8, matmul_tiled<uchar, EMBER_MM_LANES_SMALL>))

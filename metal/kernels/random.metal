@@ -106,9 +106,9 @@ kernel void random_normal(device T* dst [[buffer(0)]], constant RandomKParams& p
   dst[i] = Num<T>::store(affine_2f(p.a_hi, p.a_lo, p.scale_hi, p.scale_lo, z));
 }
 
-EMBER_KERNEL(random_uniform_f32, random_uniform<float>)
-EMBER_KERNEL(random_uniform_f16, random_uniform<half>)
-EMBER_KERNEL(random_uniform_bf16, random_uniform<bf16_t>)
-EMBER_KERNEL(random_normal_f32, random_normal<float>)
-EMBER_KERNEL(random_normal_f16, random_normal<half>)
-EMBER_KERNEL(random_normal_bf16, random_normal<bf16_t>)
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_f32, random_uniform<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_f16, random_uniform<half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_bf16, random_uniform<bf16_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_normal_f32, random_normal<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_normal_f16, random_normal<half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(random_normal_bf16, random_normal<bf16_t>))

@@ -4,12 +4,13 @@
 
 #include "common.h"
 
-// Lanes per group of every reduction and softmax kernel.
+// Lanes per group of every reduction and softmax kernel (their threadgroup arrays' size);
+// a power of two below it where the pipeline allows fewer threads (backend/reduce.cpp).
 #define EMBER_REDUCE_GROUP 256
 
 // Output `o` reduces the elements of src at strided_offset(kept, o) + offset of flat
 // index i (row-major) of `red`. A threadgroup holds `rows` outputs of `lanes` lanes each
-// (lanes * rows == EMBER_REDUCE_GROUP, lanes a power of two).
+// (lanes * rows == the group's size, lanes a power of two).
 struct ReduceKParams {
   StridedLayout kept;  // the kept dims of src (the output's shape), with src's offset
   StridedLayout red;   // the reduced dims, offset 0
@@ -21,10 +22,10 @@ struct ReduceKParams {
 
 #if !defined(__METAL_VERSION__) && !defined(EMBER_MSL_SHIM)
 // Host side: lanes per output for `count` elements, about 16 elements a lane, so short
-// rows share a group and long ones get all of it (reduce.cpp, softmax.cpp).
-inline uint32_t ember_reduce_lanes(int64_t count) {
+// rows share a group of `group` lanes and long ones get all of it (reduce.cpp, softmax.cpp).
+inline uint32_t ember_reduce_lanes(int64_t count, uint32_t group) {
   uint32_t lanes = 1;
-  while (lanes < EMBER_REDUCE_GROUP && int64_t(lanes) * 16 < count) lanes <<= 1;
+  while (lanes < group && int64_t(lanes) * 16 < count) lanes <<= 1;
   return lanes;
 }
 #endif

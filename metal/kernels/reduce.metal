@@ -111,6 +111,7 @@ inline Extreme<typename Num<T>::C> extreme_of_row(device const T* src, constant 
 // as if summed in double, like the CPU's; ulong for integers (wrap-around, as the CPU's
 // int64 sum). O: the output type (T for floats, int64_t for integers).
 template <typename T, typename S, typename O>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
 kernel void reduce_sum(device const T* src [[buffer(0)]], device O* dst [[buffer(1)]],
                        constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(S, his, EMBER_REDUCE_GROUP);
@@ -141,6 +142,7 @@ kernel void reduce_sum(device const T* src [[buffer(0)]], device O* dst [[buffer
 }
 
 template <typename T, bool kMax>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
 kernel void reduce_extreme(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
                            constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(typename ember_k::Num<T>::C, vals, EMBER_REDUCE_GROUP);
@@ -153,6 +155,7 @@ kernel void reduce_extreme(device const T* src [[buffer(0)]], device T* dst [[bu
 }
 
 template <typename T, bool kMax>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
 kernel void reduce_arg(device const T* src [[buffer(0)]], device int64_t* dst [[buffer(1)]],
                        constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(typename ember_k::Num<T>::C, vals, EMBER_REDUCE_GROUP);
@@ -164,37 +167,37 @@ kernel void reduce_arg(device const T* src [[buffer(0)]], device int64_t* dst [[
   if (lid.x % p.lanes == 0 && row < p.nout) dst[row] = r.index;
 }
 
-EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, float>)
-EMBER_KERNEL_GROUPED(reduce_sum_f16, reduce_sum<half, float, half>)
-EMBER_KERNEL_GROUPED(reduce_sum_bf16, reduce_sum<bf16_t, float, bf16_t>)
-EMBER_KERNEL_GROUPED(reduce_sum_i64, reduce_sum<int64_t, ulong, int64_t>)
-EMBER_KERNEL_GROUPED(reduce_sum_u32, reduce_sum<uint, ulong, int64_t>)
-EMBER_KERNEL_GROUPED(reduce_sum_u8, reduce_sum<uchar, ulong, int64_t>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f16, reduce_sum<half, float, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_bf16, reduce_sum<bf16_t, float, bf16_t>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_sum_i64, reduce_sum<int64_t, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u32, reduce_sum<uint, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u8, reduce_sum<uchar, ulong, int64_t>))
 
-EMBER_KERNEL_GROUPED(reduce_max_f32, reduce_extreme<float, true>)
-EMBER_KERNEL_GROUPED(reduce_max_f16, reduce_extreme<half, true>)
-EMBER_KERNEL_GROUPED(reduce_max_bf16, reduce_extreme<bf16_t, true>)
-EMBER_KERNEL_GROUPED(reduce_max_i64, reduce_extreme<int64_t, true>)
-EMBER_KERNEL_GROUPED(reduce_max_u32, reduce_extreme<uint, true>)
-EMBER_KERNEL_GROUPED(reduce_max_u8, reduce_extreme<uchar, true>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f32, reduce_extreme<float, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f16, reduce_extreme<half, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_bf16, reduce_extreme<bf16_t, true>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_max_i64, reduce_extreme<int64_t, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u32, reduce_extreme<uint, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u8, reduce_extreme<uchar, true>))
 
-EMBER_KERNEL_GROUPED(reduce_min_f32, reduce_extreme<float, false>)
-EMBER_KERNEL_GROUPED(reduce_min_f16, reduce_extreme<half, false>)
-EMBER_KERNEL_GROUPED(reduce_min_bf16, reduce_extreme<bf16_t, false>)
-EMBER_KERNEL_GROUPED(reduce_min_i64, reduce_extreme<int64_t, false>)
-EMBER_KERNEL_GROUPED(reduce_min_u32, reduce_extreme<uint, false>)
-EMBER_KERNEL_GROUPED(reduce_min_u8, reduce_extreme<uchar, false>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f32, reduce_extreme<float, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f16, reduce_extreme<half, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_bf16, reduce_extreme<bf16_t, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_min_i64, reduce_extreme<int64_t, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u32, reduce_extreme<uint, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u8, reduce_extreme<uchar, false>))
 
-EMBER_KERNEL_GROUPED(reduce_argmax_f32, reduce_arg<float, true>)
-EMBER_KERNEL_GROUPED(reduce_argmax_f16, reduce_arg<half, true>)
-EMBER_KERNEL_GROUPED(reduce_argmax_bf16, reduce_arg<bf16_t, true>)
-EMBER_KERNEL_GROUPED(reduce_argmax_i64, reduce_arg<int64_t, true>)
-EMBER_KERNEL_GROUPED(reduce_argmax_u32, reduce_arg<uint, true>)
-EMBER_KERNEL_GROUPED(reduce_argmax_u8, reduce_arg<uchar, true>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f32, reduce_arg<float, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f16, reduce_arg<half, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_bf16, reduce_arg<bf16_t, true>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i64, reduce_arg<int64_t, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u32, reduce_arg<uint, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u8, reduce_arg<uchar, true>))
 
-EMBER_KERNEL_GROUPED(reduce_argmin_f32, reduce_arg<float, false>)
-EMBER_KERNEL_GROUPED(reduce_argmin_f16, reduce_arg<half, false>)
-EMBER_KERNEL_GROUPED(reduce_argmin_bf16, reduce_arg<bf16_t, false>)
-EMBER_KERNEL_GROUPED(reduce_argmin_i64, reduce_arg<int64_t, false>)
-EMBER_KERNEL_GROUPED(reduce_argmin_u32, reduce_arg<uint, false>)
-EMBER_KERNEL_GROUPED(reduce_argmin_u8, reduce_arg<uchar, false>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f32, reduce_arg<float, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f16, reduce_arg<half, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_bf16, reduce_arg<bf16_t, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i64, reduce_arg<int64_t, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u32, reduce_arg<uint, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u8, reduce_arg<uchar, false>))

@@ -5,7 +5,7 @@
 #include "reduce.h"
 
 // Row r of src starts at strided_offset(rows, r) and has n elements `stride` apart; dst
-// is contiguous [nrows, n]. A threadgroup of EMBER_REDUCE_GROUP lanes holds
+// is contiguous [nrows, n]. A threadgroup of up to EMBER_REDUCE_GROUP lanes holds
 // `rows_per_group` rows of `lanes` lanes each (lanes a power of two).
 struct SoftmaxKParams {
   StridedLayout rows;  // the leading dims of src, with src's offset

@@ -5,6 +5,7 @@
 #include "softmax.h"
 
 template <typename T, bool kLog>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
 kernel void softmax_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
                          constant SoftmaxKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(float, maxes, EMBER_REDUCE_GROUP);
@@ -58,9 +59,9 @@ kernel void softmax_rows(device const T* src [[buffer(0)]], device T* dst [[buff
   }
 }
 
-EMBER_KERNEL_GROUPED(softmax_softmax_f32, softmax_rows<float, false>)
-EMBER_KERNEL_GROUPED(softmax_softmax_f16, softmax_rows<half, false>)
-EMBER_KERNEL_GROUPED(softmax_softmax_bf16, softmax_rows<bf16_t, false>)
-EMBER_KERNEL_GROUPED(softmax_log_softmax_f32, softmax_rows<float, true>)
-EMBER_KERNEL_GROUPED(softmax_log_softmax_f16, softmax_rows<half, true>)
-EMBER_KERNEL_GROUPED(softmax_log_softmax_bf16, softmax_rows<bf16_t, true>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_softmax_f32, softmax_rows<float, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_softmax_f16, softmax_rows<half, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_softmax_bf16, softmax_rows<bf16_t, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_log_softmax_f32, softmax_rows<float, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_log_softmax_f16, softmax_rows<half, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(softmax_log_softmax_bf16, softmax_rows<bf16_t, true>))

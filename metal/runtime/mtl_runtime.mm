@@ -269,7 +269,7 @@ MTLCompileOptions* compile_options() {
   @autoreleasepool {
     MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
     // 2.4 (macOS 12+) covers what the kernels use: templates with host_name, simd-group
-    // functions, 64-bit integers. Older systems keep their own newest version.
+    // functions, 64-bit integers. Older systems never get here (unavailable_reason()).
     if (@available(macOS 12.0, iOS 15.0, *)) options.languageVersion = MTLLanguageVersion2_4;
       // mathMode and friends exist only in the macOS 15 SDK: an older SDK must not see them.
 #if defined(__MAC_OS_X_VERSION_MAX_ALLOWED) && __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
@@ -342,6 +342,12 @@ class MtlDevice final : public Device {
   GpuInfo info_;
 };
 
+// MSL 2.4, the version compile_options() pins, exists from macOS 12.
+bool os_supported() {
+  if (@available(macOS 12.0, iOS 15.0, *)) return true;
+  return false;
+}
+
 class MtlRuntime final : public Runtime {
  public:
   MtlRuntime() {
@@ -357,6 +363,10 @@ class MtlRuntime final : public Runtime {
   }
 
   std::string unavailable_reason() const override {
+    if (!os_supported())
+      return "ember's Metal kernels need macOS 12 or later (Metal Shading Language 2.4: "
+             "templates with host_name, simd-group functions, 64-bit integers); this macOS is "
+             "older";
     return devices_.empty() ? std::string("no Metal device found") : std::string();
   }
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/completed_prefix.h"
@@ -456,6 +458,71 @@ void check_missing_wait(Gpu& gpu) {
   CHECK(!done_at_commit && read<float>(*big)[12345] == 8.0f, "commit must not run the work");
 }
 
+// EMBER_METAL_EMULATOR_OUT_OF_ORDER=1: a later command buffer that binds none of an
+// earlier one's buffers completes first; one that shares a buffer still waits its turn;
+// handlers run on another thread, after wait() may have returned.
+void check_out_of_order(Gpu& gpu) {
+  setenv("EMBER_METAL_EMULATOR_OUT_OF_ORDER", "1", 1);
+  auto queue = gpu.device->new_queue();
+  unsetenv("EMBER_METAL_EMULATOR_OUT_OF_ORDER");
+  const int64_t big_n = 1 << 20, n = 4096;
+  auto big = gpu.buffer_of(std::vector<float>(big_n, 0.0f));
+  auto x = gpu.buffer_of(std::vector<float>(n, 1.0f));
+  auto slow = gpu.encode("emutest_affine_f32", {big.get()}, params(big_n, 1.0f, 1.0f), {4096, 1, 1},
+                         {256, 1, 1}, queue.get());
+  auto quick = gpu.encode("emutest_affine_f32", {x.get()}, params(n, 1.0f, 2.0f), {16, 1, 1},
+                          {256, 1, 1}, queue.get());
+  auto after = gpu.encode("emutest_affine_f32", {x.get()}, params(n, 0.0f, 10.0f), {16, 1, 1},
+                          {256, 1, 1}, queue.get());  // shares x with quick: stays behind it
+  std::atomic<bool> handled{false};
+  std::thread::id handler_thread;
+  quick->on_completed([&] {
+    handler_thread = std::this_thread::get_id();
+    handled = true;
+  });
+  slow->commit();
+  quick->commit();
+  after->commit();
+  quick->wait();
+  CHECK(!slow->completed(), "the independent later buffer must complete first");
+  after->wait();
+  CHECK(read<float>(*x)[0] == 30.0f, "dependent buffers out of order: %g, want 30",
+        read<float>(*x)[0]);
+  slow->wait();
+  CHECK(read<float>(*big)[big_n - 1] == 1.0f, "the overtaken buffer: %g", read<float>(*big)[0]);
+  for (int i = 0; i < 1000 && !handled; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(handled && handler_thread != std::this_thread::get_id(), "the handler ran late, elsewhere");
+}
+
+// EMBER_METAL_EMULATOR_MAX_THREADS=N: pipelines report N, and a bigger group is refused.
+void check_max_threads(Gpu& gpu) {
+  setenv("EMBER_METAL_EMULATOR_MAX_THREADS", "128", 1);
+  auto library = gpu.device->compile_library("emutest", "(any)");
+  auto pipe = library->pipeline("emutest_affine_f32");
+  unsetenv("EMBER_METAL_EMULATOR_MAX_THREADS");
+  CHECK(pipe->max_threads_per_group() == 128, "max %u", pipe->max_threads_per_group());
+  auto x = gpu.buffer_of(std::vector<float>(256, 1.0f));
+  auto cb = gpu.queue->command_buffer();
+  const EmuTestParams p = params(256, 1.0f, 1.0f);
+  std::string error;
+  try {
+    cb->dispatch(*pipe, {rt::BufferArg{x.get(), 0}}, &p, sizeof p, {1, 1, 1}, {256, 1, 1});
+  } catch (const rt::RuntimeError& e) {
+    error = e.what();
+  }
+  CHECK(contains(error, "256 threads") && contains(error, "1..128"), "error: %s", error.c_str());
+  cb->dispatch(*pipe, {rt::BufferArg{x.get(), 0}}, &p, sizeof p, {2, 1, 1}, {128, 1, 1});
+  cb->commit();
+  cb->wait();
+  CHECK(cb->error().empty() && read<float>(*x)[255] == 2.0f, "128-lane groups: %g",
+        read<float>(*x)[255]);
+  setenv("EMBER_METAL_EMULATOR_MAX_THREADS", "2048", 1);
+  CHECK(contains(rt::system_runtime().unavailable_reason(), "'2048'"), "reason: %s",
+        rt::system_runtime().unavailable_reason().c_str());
+  unsetenv("EMBER_METAL_EMULATOR_MAX_THREADS");
+}
+
 void check_command_buffer_errors(Gpu& gpu) {
   auto in = gpu.buffer_of(small_ints(64));
   auto out = gpu.buffer(64 * sizeof(float));
@@ -551,7 +618,49 @@ void check_asan_case(const std::string& name) {
 
 // ---- the registered families -----------------------------------------------------------
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The rule of backend/pipeline.cpp: a kernel with an i64 or b64 name token is in its
+// family's <family>_i64 library, every other kernel in <family>.
+bool int64_kernel(const std::string& name) {
+  const std::string padded = "_" + name + "_";
+  return contains(padded, "_i64_") || contains(padded, "_b64_");
+}
+
+void check_int64_libraries() {
+  for (const std::string& family : emu::registered_families()) {
+    const bool i64_library = ends_with(family, "_i64");
+    CHECK(i64_library || emu::has_family(family + "_i64"), "%s has no _i64 library",
+          family.c_str());
+    for (const emu::KernelInfo* k : emu::registered_kernels(family))
+      CHECK(int64_kernel(k->name) == i64_library, "kernel %s in library %s", k->name,
+            family.c_str());
+  }
+}
+
 #ifdef EMBER_CHECK_EMBEDDED
+// EMBER_METAL_EMULATOR_FAIL_I64=1: the _i64 sources fail to compile, the others build.
+void check_fail_i64(Gpu& gpu) {
+  setenv("EMBER_METAL_EMULATOR_FAIL_I64", "1", 1);
+  std::string error;
+  try {
+    gpu.device->compile_library("emutest_i64", ember::metal::kernel_source("emutest_i64"));
+  } catch (const rt::RuntimeError& e) {
+    error = e.what();
+  }
+  bool others = false;
+  try {
+    others =
+        gpu.device->compile_library("emutest", ember::metal::kernel_source("emutest")) != nullptr;
+  } catch (const rt::RuntimeError&) {
+  }
+  unsetenv("EMBER_METAL_EMULATOR_FAIL_I64");
+  CHECK(contains(error, "emutest_i64") && contains(error, "64-bit"), "error: %s", error.c_str());
+  CHECK(others, "the other library of the family must still build");
+}
+
 // The MSL a Mac would compile (embed_kernels.py) has every family and kernel the
 // emulator runs, with all quoted includes inlined.
 void check_embedded() {
@@ -575,7 +684,7 @@ int list_kernels(bool print) {
   for (const std::string& family : emu::registered_families()) {
     const auto kernels = emu::registered_kernels(family);
     if (print) std::printf("%s: %zu kernels\n", family.c_str(), kernels.size());
-    if (kernels.empty()) {
+    if (kernels.empty() && !ends_with(family, "_i64")) {  // an _i64 library may be empty
       std::fprintf(stderr, "FAIL: family %s registers no kernels\n", family.c_str());
       ++empty;
     }
@@ -632,6 +741,11 @@ int main(int argc, char** argv) {
       {"queues are not ordered with each other (gate)", check_queues_unordered},
       {"a missing wait shows stale data", check_missing_wait},
       {"command buffer errors", check_command_buffer_errors},
+      {"out-of-order mode: an independent later buffer completes first", check_out_of_order},
+      {"EMBER_METAL_EMULATOR_MAX_THREADS lowers every pipeline's maximum", check_max_threads},
+#ifdef EMBER_CHECK_EMBEDDED
+      {"EMBER_METAL_EMULATOR_FAIL_I64 fails the _i64 libraries only", check_fail_i64},
+#endif
   };
   check_runtime_identity();
   std::printf("out-of-order completions advance only the completed prefix\n");
@@ -653,6 +767,8 @@ int main(int argc, char** argv) {
   }
   std::printf("every kernel family registers kernels\n");
   g_failures += list_kernels(false);
+  std::printf("64-bit integer kernels are in the _i64 libraries, and only they\n");
+  check_int64_libraries();
 #ifdef EMBER_CHECK_EMBEDDED
   std::printf("the embedded MSL sources match the compiled families\n");
   check_embedded();

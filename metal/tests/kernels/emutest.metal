@@ -22,15 +22,17 @@ inline void tree_sum(device const float* src, device float* dst, constant EmuTes
 }
 
 template <bool kBarriers>
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_tg_sum(device const float* src [[buffer(0)]], device float* dst [[buffer(1)]],
                            constant EmuTestParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(float, part, EMUTEST_TG);
   tree_sum<kBarriers>(src, dst, p, part, gid, lid, tgid, tgsize);
 }
-EMBER_KERNEL_GROUPED(emutest_tg_sum_f32, emutest_tg_sum<true>)
-EMBER_KERNEL_GROUPED(emutest_tg_sum_nobarrier_f32, emutest_tg_sum<false>)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_tg_sum_f32, emutest_tg_sum<true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_tg_sum_nobarrier_f32, emutest_tg_sum<false>))
 
 // Lane p.bad returns before the barrier: an error, never a hang or a silent answer.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_early_return(device const float* src [[buffer(0)]],
                                  device float* dst [[buffer(1)]],
                                  constant EmuTestParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
@@ -40,24 +42,26 @@ kernel void emutest_early_return(device const float* src [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   dst[gid.x] = part[(lid.x + 1) % 64];
 }
-EMBER_KERNEL_GROUPED(emutest_early_return_f32, emutest_early_return)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_early_return_f32, emutest_early_return))
 
 // Lanes below p.bad take one extra barrier: reached by only some lanes.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_extra_barrier(device float* dst [[buffer(0)]],
                                   constant EmuTestParams& p [[buffer(1)]], EMBER_THREAD_ARGS) {
   threadgroup_barrier(mem_flags::mem_threadgroup);
   if (lid.x < p.bad) threadgroup_barrier(mem_flags::mem_threadgroup);
   dst[gid.x] = 1.0f;
 }
-EMBER_KERNEL_GROUPED(emutest_extra_barrier_f32, emutest_extra_barrier)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_extra_barrier_f32, emutest_extra_barrier))
 
 // A barrier in a kernel instantiated with plain EMBER_KERNEL.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_barrier_plain(device float* dst [[buffer(0)]],
                                   constant EmuTestParams& p [[buffer(1)]], EMBER_THREAD_ARGS) {
   dst[gid.x] = 1.0f;
   threadgroup_barrier(mem_flags::mem_threadgroup);
 }
-EMBER_KERNEL(emutest_barrier_plain_f32, emutest_barrier_plain)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_barrier_plain_f32, emutest_barrier_plain))
 
 // Reads one element past the end of src (the last lane).
 kernel void emutest_read_past_end(device const float* src [[buffer(0)]],
@@ -65,9 +69,10 @@ kernel void emutest_read_past_end(device const float* src [[buffer(0)]],
                                   constant EmuTestParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   if (int64_t(gid.x) < p.n) dst[gid.x] = src[gid.x + 1];
 }
-EMBER_KERNEL(emutest_read_past_end_f32, emutest_read_past_end)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_read_past_end_f32, emutest_read_past_end))
 
 // Writes one element past a threadgroup array of 32 (lane 32 of a 33-lane group).
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_tg_overrun(device float* dst [[buffer(0)]],
                                constant EmuTestParams& p [[buffer(1)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(float, part, 32);
@@ -75,9 +80,10 @@ kernel void emutest_tg_overrun(device float* dst [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   dst[gid.x] = part[0];
 }
-EMBER_KERNEL_GROUPED(emutest_tg_overrun_f32, emutest_tg_overrun)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_tg_overrun_f32, emutest_tg_overrun))
 
 // simd_sum / simd_max / simd_min / simd_shuffle_down of each lane's value.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_simd(device const float* src [[buffer(0)]], device float* sum [[buffer(1)]],
                          device float* mx [[buffer(2)]], device float* mn [[buffer(3)]],
                          device float* down [[buffer(4)]], device uint* lane_info [[buffer(5)]],
@@ -95,9 +101,10 @@ kernel void emutest_simd(device const float* src [[buffer(0)]], device float* su
     lane_info[gid.x] = simd_group * 32 + simd_lane;
   }
 }
-EMBER_KERNEL_GROUPED(emutest_simd_f32, emutest_simd)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_simd_f32, emutest_simd))
 
 // A reduction by simd_sum per simdgroup, then threadgroup memory across simdgroups.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_simd_tg_sum(device const float* src [[buffer(0)]],
                                 device float* dst [[buffer(1)]],
                                 constant EmuTestParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
@@ -112,31 +119,33 @@ kernel void emutest_simd_tg_sum(device const float* src [[buffer(0)]],
     if (simd_lane == 0) dst[tgid.x] = t;
   }
 }
-EMBER_KERNEL_GROUPED(emutest_simd_tg_sum_f32, emutest_simd_tg_sum)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_simd_tg_sum_f32, emutest_simd_tg_sum))
 
 // Half the lanes of a simdgroup call simd_sum: an error in the emulator.
+[[max_total_threads_per_threadgroup(1024)]]
 kernel void emutest_simd_divergent(device float* dst [[buffer(0)]],
                                    constant EmuTestParams& p [[buffer(1)]], EMBER_THREAD_ARGS) {
   float v = 1.0f;
   if (simd_lane < 16) v = simd_sum(v);
   dst[gid.x] = v;
 }
-EMBER_KERNEL_GROUPED(emutest_simd_divergent_f32, emutest_simd_divergent)
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(emutest_simd_divergent_f32, emutest_simd_divergent))
 
 // dst[i] = dst[i] * p.scale + p.value: order-sensitive, for queue ordering.
 kernel void emutest_affine(device float* dst [[buffer(0)]], constant EmuTestParams& p [[buffer(1)]],
                            EMBER_THREAD_ARGS) {
   if (int64_t(gid.x) < p.n) dst[gid.x] = dst[gid.x] * p.scale + p.value;
 }
-EMBER_KERNEL(emutest_affine_f32, emutest_affine)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_affine_f32, emutest_affine))
 
 template <typename T>
 kernel void emutest_copy(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
                          constant EmuTestParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   if (int64_t(gid.x) < p.n) dst[gid.x] = src[gid.x];
 }
-EMBER_KERNEL(emutest_copy_f32, emutest_copy<float>)
-EMBER_KERNEL(emutest_copy_u8, emutest_copy<uchar>)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_copy_f32, emutest_copy<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_copy_u8, emutest_copy<uchar>))
+EMBER_IF_I64(EMBER_KERNEL(emutest_copy_i64, emutest_copy<int64_t>))
 
 // Writes every thread argument of a 3-D dispatch, 8 uints per lane.
 kernel void emutest_thread_args(device uint* out [[buffer(0)]],
@@ -153,7 +162,7 @@ kernel void emutest_thread_args(device uint* out [[buffer(0)]],
   o[6] = gid.y;
   o[7] = gid.z;
 }
-EMBER_KERNEL(emutest_thread_args_u32, emutest_thread_args)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_thread_args_u32, emutest_thread_args))
 
 // The shim's math, one function per output column, on each input.
 #define EMUTEST_MATH_COLS 24
@@ -192,4 +201,4 @@ kernel void emutest_math(device const float* x [[buffer(0)]], device float* out 
   hout[gid.x] = half(v);
   bout[gid.x] = float_to_bf16(v);
 }
-EMBER_KERNEL(emutest_math_f32, emutest_math)
+EMBER_IF_NOT_I64(EMBER_KERNEL(emutest_math_f32, emutest_math))
