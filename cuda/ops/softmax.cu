@@ -128,11 +128,16 @@ __global__ void softmax_dense(const T* src, Rows r, bool log, T* dst) {
       }
     }
     mx = shift(block_all<true>(mx));
+    // One exp per value (kept for the output): exp, not memory, bounds this kernel.
     C sum = 0;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k)
 #pragma unroll
-      for (int e = 0; e < V; ++e) sum += m_exp(v[k][e] - mx);  // exp(-inf) adds 0
+      for (int e = 0; e < V; ++e) {
+        const C ex = m_exp(v[k][e] - mx);  // exp(-inf) adds 0
+        sum += ex;
+        if (!log) v[k][e] = ex;
+      }
     sum = block_all<false>(sum);
     const C log_sum = m_log(sum), inv = C(1) / sum;
 #pragma unroll
@@ -142,7 +147,7 @@ __global__ void softmax_dense(const T* src, Rows r, bool log, T* dst) {
       Vec<T, V> out;
 #pragma unroll
       for (int e = 0; e < V; ++e)
-        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : m_exp(v[k][e] - mx) * inv);
+        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : v[k][e] * inv);
       y[j] = out;
     }
   }

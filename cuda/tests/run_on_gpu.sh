@@ -31,21 +31,27 @@ if has tests; then
 fi
 
 if has sanitize; then
+  # API errors are expected (the out-of-memory test, event queries); the sanitizer
+  # serializes streams and pads the pool, so the two tests observing those are left out.
+  skip="not two_streams_are_not_ordered and not empty_cache_trims"
   for tool in memcheck racecheck; do
+    # racecheck checks shared memory: the kernels that use it (reductions, softmax, matmul)
+    files="tests/test_cuda.py tests/test_op_table.py tests/test_events.py"
+    [ "$tool" = racecheck ] && files="tests/test_reduce.py tests/test_matmul.py"
     echo "== compute-sanitizer --tool $tool"
     SECONDS=0
     timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      --target-processes all python3 -m pytest -q -p no:cacheprovider -p no:xdist \
-      tests/test_cuda.py tests/test_op_table.py tests/test_events.py -k cuda \
-      >"$logs/sanitize-$tool.log" 2>&1 || status=1
-    grep -E "ERROR SUMMARY|passed|failed" "$logs/sanitize-$tool.log" | tail -5
+      --report-api-errors no --target-processes all python3 -m pytest -q -p no:cacheprovider \
+      -p no:xdist $files -k "cuda and $skip" >"$logs/sanitize-$tool.log" 2>&1 || status=1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$logs/sanitize-$tool.log" | tail -5
     echo "$tool in $SECONDS s"
   done
 fi
 
 if has bench; then
   echo "== benchmarks"
-  python3 -m benchmarks --device cuda --out "$logs/bench" >"$logs/bench.log" 2>&1 || status=1
+  python3 -m benchmarks --device cuda --out "$logs/bench" ${BENCH_ARGS:-} >"$logs/bench.log" 2>&1 \
+    || status=1
   tail -60 "$logs/bench.log"
 fi
 exit $status
