@@ -111,25 +111,11 @@ struct QueueState {
   std::deque<std::shared_ptr<CommandState>> pending;
   bool gate_open = true;
   bool stopping = false;
+  std::atomic<bool> abandoned{false};  // abandon(): the rest of its work is not run
 };
 
-void execute(CommandState& cb) {
-  std::string error;
-  for (const Encoded& e : cb.dispatches) {
-    Dispatch d;
-    d.kernel = e.kernel;
-    for (const rt::BufferArg& b : e.buffers)
-      d.buffers.push_back(static_cast<char*>(b.buffer->contents()) + b.offset);
-    d.params = e.params.data();
-    std::memcpy(d.groups, e.groups, sizeof d.groups);
-    std::memcpy(d.group_size, e.group_size, sizeof d.group_size);
-    try {
-      run_dispatch(d);
-    } catch (const std::exception& ex) {
-      error = ex.what();  // Metal abandons the rest of a failed command buffer
-      break;
-    }
-  }
+// Records `error` ("" on success), runs the handlers, then marks the buffer completed.
+void finish(CommandState& cb, const std::string& error) {
   cb.dispatches.clear();
   {
     std::lock_guard<std::mutex> lock(cb.mu);
@@ -150,6 +136,32 @@ void execute(CommandState& cb) {
     cb.completed = true;
   }
   cb.done_cv.notify_all();
+}
+
+constexpr const char* kAbandoned = "abandoned: the queue's device instance was released";
+
+void execute(CommandState& cb) {
+  std::string error;
+  for (const Encoded& e : cb.dispatches) {
+    if (cb.queue->abandoned.load()) {
+      error = kAbandoned;
+      break;
+    }
+    Dispatch d;
+    d.kernel = e.kernel;
+    for (const rt::BufferArg& b : e.buffers)
+      d.buffers.push_back(static_cast<char*>(b.buffer->contents()) + b.offset);
+    d.params = e.params.data();
+    std::memcpy(d.groups, e.groups, sizeof d.groups);
+    std::memcpy(d.group_size, e.group_size, sizeof d.group_size);
+    try {
+      run_dispatch(d);
+    } catch (const std::exception& ex) {
+      error = ex.what();  // Metal abandons the rest of a failed command buffer
+      break;
+    }
+  }
+  finish(cb, error);
 }
 
 void worker_main(std::shared_ptr<QueueState> q) {
@@ -263,6 +275,37 @@ class EmuCommandBuffer : public rt::CommandBuffer {
   std::shared_ptr<CommandState> s_;
 };
 
+std::atomic<int64_t> live_queues{0};
+
+// EMBER_METAL_EMULATOR_MAX_QUEUES=N: more than N live queues are refused, as a Mac's
+// newCommandQueue returns nil once the system has no more to give; unset: no limit.
+int64_t max_queues() {
+  const char* v = std::getenv("EMBER_METAL_EMULATOR_MAX_QUEUES");
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 0)
+    throw RuntimeError(std::string("EMBER_METAL_EMULATOR_MAX_QUEUES='") + v +
+                       "' is not a queue count: set it to 0 or more, or unset it");
+  return n;
+}
+
+// One live queue of the count above, taken at construction (throws past the limit).
+class QueueTicket {
+ public:
+  QueueTicket() {
+    const int64_t limit = max_queues();
+    if (live_queues.fetch_add(1) + 1 > limit && limit >= 0) {
+      live_queues.fetch_sub(1);
+      throw RuntimeError("newCommandQueue returned nil (the emulator allows " +
+                         std::to_string(limit) + " live queues: EMBER_METAL_EMULATOR_MAX_QUEUES)");
+    }
+  }
+  ~QueueTicket() { live_queues.fetch_sub(1); }
+  QueueTicket(const QueueTicket&) = delete;
+  QueueTicket& operator=(const QueueTicket&) = delete;
+};
+
 class EmuQueue : public rt::Queue {
  public:
   EmuQueue() : q_(std::make_shared<QueueState>()), worker_(worker_main, q_) {}
@@ -283,6 +326,16 @@ class EmuQueue : public rt::Queue {
     return std::make_unique<EmuCommandBuffer>(q_);
   }
 
+  void abandon() override {
+    std::deque<std::shared_ptr<CommandState>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->abandoned = true;  // the running buffer stops at its next dispatch
+      dropped.swap(q_->pending);
+    }
+    for (auto& cb : dropped) finish(*cb, kAbandoned);
+  }
+
   void set_gate(bool open) {
     {
       std::lock_guard<std::mutex> lock(q_->mu);
@@ -292,6 +345,7 @@ class EmuQueue : public rt::Queue {
   }
 
  private:
+  QueueTicket ticket_;  // first: a refused queue starts no worker
   std::shared_ptr<QueueState> q_;
   std::thread worker_;
 };
