@@ -165,7 +165,7 @@ def test_ctrl_c_interrupts_a_long_wait_and_the_process_exits(case):
     assert "KeyboardInterrupt" in err, err[-2000:]
     # Python ends an uncaught KeyboardInterrupt by SIGINT: anything else is a crash
     assert proc.returncode == -signal.SIGINT, (proc.returncode, err[-2000:])
-    assert took < 2.0, f"exited {took:.1f} s after SIGINT"
+    assert took < 1.5, f"exited {took:.1f} s after SIGINT"  # before the fix: 1.8 s to minutes
 
 
 def test_a_refused_command_queue_is_a_device_error_and_the_process_goes_on():
