@@ -1,15 +1,18 @@
 """DLPack both ways: CPU tensors export zero-copy keeping their dtype (bfloat16 included)
 and their storage alive; GPU tensors refuse with DLPackError (a BufferError); import takes
-objects with __dlpack__ and raw capsules, every dtype ember has, CPU memory only."""
+objects with __dlpack__ and raw capsules, every dtype ember has, CPU memory only, and
+shares the producer's memory (strided views, the producer kept alive, read-only copied)."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 
 import ember
 import numpy as np
 import pytest
 from helpers import DTYPES, NP_DTYPE
+from numpy.lib.stride_tricks import as_strided
 
 NUMPY_DTYPES = [d for d in DTYPES if d != "bfloat16"]
 
@@ -137,3 +140,123 @@ def test_torch_both_ways():
     assert x.dtype == torch.bfloat16 and x.tolist() == [0.0, 1.0, 2.0, 3.0]
     back = ember.from_dlpack(torch.arange(4, dtype=torch.bfloat16))
     assert back.dtype == ember.bfloat16 and back.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+# ---- zero-copy import
+
+
+def test_import_shares_memory_with_numpy_both_ways():
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = ember.from_dlpack(arr)
+    arr[0, 1] = 100.0
+    assert t[0, 1].item() == 100.0
+    t[1, 2] = -5.0
+    assert arr[1, 2] == -5.0
+    t += 1  # an op writing in place, through the kernels
+    np.testing.assert_array_equal(arr, [[1, 101, 3], [4, 5, -4]])
+
+
+def test_a_legacy_capsule_shares_memory_too():
+    arr = np.zeros(4, dtype=np.int64)
+    t = ember.from_dlpack(arr.__dlpack__())
+    arr[3] = 9
+    assert t.tolist() == [0, 0, 0, 9]
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda b: b[::2, ::-3],  # stepped and reversed
+        lambda b: b.T,
+        lambda b: b[1:3, 2:],  # an offset into the base
+        lambda b: as_strided(b[0], (3, 6), (0, 8)),  # a zero stride (writeable, unlike
+        # np.broadcast_to's read-only arrays, which are copied)
+    ],
+)
+def test_a_strided_producer_becomes_a_strided_view(view):
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    arr = view(base)
+    t = ember.from_dlpack(arr)
+    np.testing.assert_array_equal(t.numpy(), arr)
+    base[...] = -base  # every element of the base changes: the view sees it
+    np.testing.assert_array_equal(t.numpy(), arr)
+    assert t.numpy()[-1, -1] == arr[-1, -1] != 0
+
+
+def test_a_broadcast_import_refuses_writes():
+    t = ember.from_dlpack(as_strided(np.zeros(3, dtype=np.float32), (2, 3), (0, 4)))
+    with pytest.raises(ember.InvalidArgumentError):
+        t += 1
+
+
+def test_a_read_only_array_is_copied_and_never_written():
+    arr = np.arange(4, dtype=np.float32)
+    arr.flags.writeable = False
+    t = ember.from_dlpack(arr)
+    t[0] = 7.0
+    assert arr[0] == 0.0 and t[0].item() == 7.0
+
+
+def test_the_producer_lives_until_the_last_view_dies():
+    import weakref
+
+    arr = np.arange(1000, dtype=np.float64)
+    alive = weakref.ref(arr)
+    t = ember.from_dlpack(arr)
+    view = t[500:]
+    del arr, t
+    gc.collect()
+    assert alive() is not None  # the ember view keeps the numpy array
+    ember.zeros(1000, dtype="float64") + 7  # reuse of freed memory would show here
+    assert view[0].item() == 500.0
+    del view
+    gc.collect()
+    assert alive() is None  # and lets it go with the last view
+
+
+# A producer of raw capsules written with ctypes, whose deleter counts its calls.
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device_type", ctypes.c_int32),
+        ("device_id", ctypes.c_int32),
+        ("ndim", ctypes.c_int32),
+        ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8),
+        ("lanes", ctypes.c_uint16),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+
+_CAPSULE_NAME = b"dltensor"  # PyCapsule keeps the pointer: it must outlive the capsule
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def test_a_raw_capsules_deleter_runs_once_when_the_last_view_dies():
+    arr = np.arange(8, dtype=np.float32)
+    shape = (ctypes.c_int64 * 1)(8)
+    calls = []
+    deleter = _DELETER(lambda ptr: calls.append(ptr))
+    managed = _DLManagedTensor(_DLTensor(arr.ctypes.data, 1, 0, 1, 2, 32, 1, shape, None, 0))
+    managed.deleter = deleter
+    t = ember.from_dlpack(_new_capsule(ctypes.addressof(managed), _CAPSULE_NAME, None))
+    half = t[4:]
+    arr[5] = -1.0
+    assert half[1].item() == -1.0  # the producer's memory, not a copy
+    del t
+    gc.collect()
+    assert calls == []  # a view is still alive
+    del half
+    gc.collect()
+    assert calls == [ctypes.addressof(managed)]

@@ -1,10 +1,16 @@
 """A Metal device under stress, each case in a fresh interpreter (a crash or hang there
 fails the test instead of the suite): empty_cache() while another thread runs ops, a
-long loop of ops that must not grow memory, and a device used in a forked child."""
+long loop of ops that must not grow memory, a device used in a forked child, Ctrl-C
+in a long wait, a refused command queue, and the buffer pool's cap."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import textwrap
+import time
 
 import ember
 import helpers
@@ -113,3 +119,137 @@ def test_a_forked_child_gets_device_error_not_a_hang():
     assert r.returncode == 0, r.stderr[-2000:]
     assert "inherited: DeviceError; cached: DeviceError; new: DeviceError" in r.stdout, r.stdout
     assert "child 0 parent 3.0" in r.stdout, r.stdout
+
+
+# Work that keeps the emulated queue busy for seconds, and the wait Ctrl-C lands in.
+INTERRUPTED = {
+    "a loop of ops": """
+        a = ember.tensor(np.zeros(1 << 21, dtype=np.float32), device=d)
+        print("running", flush=True)
+        while True:
+            c = a + 1
+        """,
+    "synchronize on a long queue": """
+        a = ember.zeros(1 << 22, device=d)
+        for _ in range(100):  # seconds of emulated work, queued without a wait
+            a += 1
+        print("running", flush=True)
+        d.synchronize()
+        """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERRUPTED))
+def test_ctrl_c_interrupts_a_long_wait_and_the_process_exits(case):
+    code = "import ember, numpy as np\nd = ember.Device.metal()\n" + textwrap.dedent(
+        INTERRUPTED[case]
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**os.environ, **EMULATOR},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "running"
+        time.sleep(0.5)  # inside the loop or the wait
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "KeyboardInterrupt" in err, err[-2000:]
+    # Python ends an uncaught KeyboardInterrupt by SIGINT: anything else is a crash
+    assert proc.returncode == -signal.SIGINT, (proc.returncode, err[-2000:])
+    assert took < 1.5, f"exited {took:.1f} s after SIGINT"  # before the fix: 1.8 s to minutes
+
+
+def test_a_refused_command_queue_is_a_device_error_and_the_process_goes_on():
+    r = helpers.run_python(
+        """
+        import ember
+
+        kept = [ember.Device.metal(), ember.Device.metal()]
+        try:
+            ember.Device.metal()
+            print("no error")
+        except ember.DeviceError as e:
+            print("refused:", e)
+        del kept[0]  # gives its queue back
+        d = ember.Device.metal()
+        old = (ember.ones(1, device=kept[0]) * 3).tolist()
+        print("then", (ember.ones(3, device=d) + 1).tolist(), old)
+        """,
+        env={**EMULATOR, "EMBER_METAL_EMULATOR_MAX_QUEUES": "2"},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "refused: cannot open a new Device on metal:0" in r.stdout, r.stdout
+    assert "refused a new command queue" in r.stdout and 'ember.device("metal:0")' in r.stdout
+    assert "then [2.0, 2.0, 2.0] [3.0]" in r.stdout, r.stdout
+
+
+CAP = 64 << 20
+
+
+def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
+    # 600 results of 4 MB freed behind queued work: without the cap the pool keeps every
+    # one that the queue still uses (hundreds of MB); with it the host waits for the queue.
+    r = helpers.run_python(
+        """
+        import os
+        import ember, numpy as np
+
+        def rss_mib():
+            pages = int(open("/proc/self/statm").read().split()[1])
+            return pages * os.sysconf("SC_PAGE_SIZE") >> 20
+
+        d = ember.Device.metal()
+        a = ember.tensor(np.zeros(1_000_000, dtype=np.float32), device=d)
+        most = 0
+        for i in range(600):  # already hundreds of MB pooled past 150 ops without the cap
+            c = a + 1
+            most = max(most, d.memory_stats()["bytes_cached"])
+            if i == 100:
+                warm = rss_mib()
+        assert c[-1].item() == 1.0
+        print("cap", d.info()["max_cached_bytes"], "most", most, "growth", rss_mib() - warm)
+        """,
+        env={**EMULATOR, "EMBER_METAL_MAX_CACHED_BYTES": str(CAP)},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    words = r.stdout.split()
+    assert int(words[1]) == CAP, r.stdout
+    # between two allocations, what was freed behind queued work may pass the cap a little
+    # (here the small buffers of one op); the next allocation waits until it is back within
+    assert int(words[3]) <= CAP + (1 << 20), r.stdout
+    assert int(words[5]) < 2 * (CAP >> 20), r.stdout
+
+
+def test_the_pool_cap_defaults_to_1_gib_on_the_emulator_and_refuses_bad_values():
+    r = helpers.run_python(
+        """
+        import ember
+        print("default", ember.Device.metal().info()["max_cached_bytes"])
+        """,
+        env=EMULATOR,
+        drop=("EMBER_METAL_MAX_CACHED_BYTES",),
+    )
+    assert r.returncode == 0 and f"default {1 << 30}" in r.stdout, (r.stdout, r.stderr[-2000:])
+    r = helpers.run_python(
+        """
+        import ember
+        try:
+            ember.Device.metal()
+        except ember.InvalidArgumentError as e:
+            print("refused:", e)
+        """,
+        env={**EMULATOR, "EMBER_METAL_MAX_CACHED_BYTES": "lots"},
+    )
+    assert "refused: EMBER_METAL_MAX_CACHED_BYTES='lots' is not a byte count" in r.stdout, (
+        r.stdout,
+        r.stderr[-2000:],
+    )

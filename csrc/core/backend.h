@@ -92,6 +92,13 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   virtual std::unique_ptr<BackendStorage> zeros(int64_t numel, DType dtype) = 0;
   virtual std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel,
                                                     DType dtype) = 0;
+  // A storage over `numel` elements of host memory that another library owns (a DLPack
+  // import), no copy: `owner` keeps them alive and is dropped with the storage. nullptr
+  // when this device's storages cannot live in host memory.
+  virtual std::unique_ptr<BackendStorage> wrap_host(void* data, int64_t numel, DType dtype,
+                                                    std::shared_ptr<void> owner) {
+    return nullptr;
+  }
   // Fills dst (contiguous) with the counter-based stream of random.h starting at `counter`.
   virtual void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
                            double a, double b) = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "blocking.h"
 #include "device.h"
 
 namespace ember {
@@ -59,8 +60,12 @@ StorageLocks::StorageLocks(std::initializer_list<const Storage*> reads,
   for (auto* s : writes) add(s, true);
   for (auto* s : reads) add(s, false);
   std::sort(entries_, entries_ + n_, [](const Entry& a, const Entry& b) { return a.mu < b.mu; });
-  for (int i = 0; i < n_; ++i)
-    entries_[i].write ? entries_[i].mu->lock() : entries_[i].mu->lock_shared();
+  for (int i = 0; i < n_; ++i) {
+    Entry& e = entries_[i];
+    if (e.write ? e.mu->try_lock() : e.mu->try_lock_shared()) continue;
+    // Held by another thread: block without the interpreter, which that thread may need.
+    run_released([&e] { e.write ? e.mu->lock() : e.mu->lock_shared(); });
+  }
 }
 
 StorageLocks::~StorageLocks() {

@@ -50,6 +50,10 @@ Tensor rand(const Shape& shape, double lo, double hi, DType dtype, const DeviceP
 Tensor randn(const Shape& shape, double mean, double std, DType dtype, const DevicePtr& device);
 // From contiguous host data of the given dtype (copied).
 Tensor from_host(const void* data, const Shape& shape, DType dtype, const DevicePtr& device);
+// A view of host memory that `owner` keeps alive (zero-copy import): `layout` views the
+// `numel` elements at `data`. Raises InvalidArgument naming `op` if `device` cannot.
+Tensor wrap_host(const char* op, void* data, int64_t numel, const Layout& layout, DType dtype,
+                 std::shared_ptr<void> owner, const DevicePtr& device);
 
 // ---- moves and host copies (ops_move.cpp)
 Tensor to_device(const Tensor& t, const DevicePtr& device);

@@ -16,6 +16,8 @@ class CpuDevice : public BackendDevice {
   void synchronize() override {}  // kernels finish before they return
 
   EMBER_BACKEND_DEVICE_ALLOCATION
+  std::unique_ptr<BackendStorage> wrap_host(void* data, int64_t numel, DType dtype,
+                                            std::shared_ptr<void> owner) override;
   std::map<std::string, std::string> info() const override;
   void empty_cache() override;
   std::map<std::string, int64_t> memory_stats() const override;
@@ -24,6 +26,8 @@ class CpuDevice : public BackendDevice {
 class CpuStorage : public BackendStorage {
  public:
   CpuStorage(DevicePtr device, DType dtype, int64_t numel);  // uninitialised
+  // Over memory another library owns: `owner` keeps it alive, nothing is freed here.
+  CpuStorage(DevicePtr device, DType dtype, int64_t numel, void* data, std::shared_ptr<void> owner);
   ~CpuStorage() override;
 
   DType dtype() const override { return dtype_; }
@@ -51,6 +55,7 @@ class CpuStorage : public BackendStorage {
   DType dtype_;
   int64_t numel_;
   void* data_;
+  std::shared_ptr<void> owner_;  // set for foreign memory; else data_ is ours to free
 };
 
 // Downcasts a storage that core guarantees lives on the CPU device.

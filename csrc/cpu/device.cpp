@@ -19,8 +19,21 @@ CpuStorage::CpuStorage(DevicePtr device, DType dtype, int64_t numel)
   if (!data_) throw_out_of_memory(device_, int64_t(bytes));
 }
 
+CpuStorage::CpuStorage(DevicePtr device, DType dtype, int64_t numel, void* data,
+                       std::shared_ptr<void> owner)
+    : device_(std::move(device)),
+      dtype_(dtype),
+      numel_(numel),
+      data_(data),
+      owner_(std::move(owner)) {}
+
 CpuStorage::~CpuStorage() {
-  host_free(data_, size_t(numel_) * dtype_size(dtype_));
+  if (!owner_) host_free(data_, size_t(numel_) * dtype_size(dtype_));
+}
+
+std::unique_ptr<BackendStorage> CpuDevice::wrap_host(void* data, int64_t numel, DType dtype,
+                                                     std::shared_ptr<void> owner) {
+  return std::make_unique<CpuStorage>(shared_from_this(), dtype, numel, data, std::move(owner));
 }
 
 void CpuStorage::to_host(void* dst) const {

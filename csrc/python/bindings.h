@@ -36,6 +36,7 @@ decltype(auto) gil_free_if(bool big, Fn&& fn) {
 
 // ---- registration, one per file (module.cpp calls them in this order)
 void bind_errors(py::module_& m);
+void install_blocking_hooks();  // blocking.cpp: Ctrl-C in long waits
 void bind_dtype(py::module_& m);
 void bind_device(py::module_& m);
 py::class_<Tensor> bind_tensor(py::module_& m);

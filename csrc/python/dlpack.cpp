@@ -1,5 +1,7 @@
 // DLPack: CPU tensors export zero-copy through a capsule that keeps their storage alive;
-// import copies host memory from any producer. The structs follow the DLPack 1.0 ABI.
+// import shares the producer's host memory (read-only memory is copied). The structs
+// follow the DLPack 1.0 ABI.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -45,7 +47,7 @@ struct DLManagedTensorVersioned {
 
 constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLMetal = 8;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
-constexpr uint64_t kFlagIsCopied = uint64_t(1) << 1;
+constexpr uint64_t kFlagReadOnly = uint64_t(1) << 0, kFlagIsCopied = uint64_t(1) << 1;
 constexpr const char* kLegacy = "dltensor";
 constexpr const char* kVersioned = "dltensor_versioned";
 
@@ -147,8 +149,8 @@ py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_v
       &e->legacy, kLegacy, [](PyObject* c) { destroy_unused<DLManagedTensor>(c, kLegacy); }));
 }
 
-// A CPU tensor with a copy of the producer's elements (any strides, negative included).
-Tensor copy_in(const DLTensor& dl) {
+// The ember dtype of a CPU producer's tensor; DLPackError when it cannot be imported.
+DType import_dtype(const DLTensor& dl) {
   if (dl.device.device_type != kDLCPU)
     throw_dlpack("from_dlpack", "only CPU memory can be imported (DLPack device type " +
                                     std::to_string(dl.device.device_type) +
@@ -160,30 +162,58 @@ Tensor copy_in(const DLTensor& dl) {
                                     std::to_string(dl.dtype.lanes) +
                                     " lanes) has no ember dtype; convert it on the producer's "
                                     "side, e.g. to float32 or int64");
+  return *dtype;
+}
+
+// Where the producer's elements are: the span [lo, hi) of the view, from `base`.
+struct Span {
+  char* base;     // element lo
+  int64_t numel;  // hi - lo
+  Layout layout;  // the producer's view, relative to base
+};
+
+Span span_of(const DLTensor& dl, DType dtype) {
   Shape shape(dl.shape, dl.shape + dl.ndim);
-  const char* base = static_cast<const char*>(dl.data) + dl.byte_offset;
   Layout view =
       dl.strides ? Layout(shape, Strides(dl.strides, dl.strides + dl.ndim), 0) : Layout(shape);
   auto [lo, hi] = view.extent();  // lo < 0 for negative strides
-  const DevicePtr& cpu = cpu_device();
-  Tensor span = from_host(base + lo * int64_t(dtype_size(*dtype)), {hi - lo}, *dtype, cpu);
-  return contiguous(span.view_as(Layout(shape, view.strides(), -lo)));
+  char* base = static_cast<char*>(dl.data) + dl.byte_offset + lo * int64_t(dtype_size(dtype));
+  return {base, hi - lo, Layout(shape, view.strides(), -lo)};
+}
+
+// The producer's memory, shared: `owner` gives it back when the last view dies. Read-only
+// memory (DLPack 1.x flag), empty views and misaligned data are copied instead.
+Tensor import_tensor(const DLTensor& dl, bool read_only, std::shared_ptr<void> owner) {
+  const DType dtype = import_dtype(dl);
+  Span span = span_of(dl, dtype);
+  const bool aligned = reinterpret_cast<uintptr_t>(span.base) % dtype_size(dtype) == 0;
+  if (!read_only && aligned && span.numel > 0)
+    return wrap_host("from_dlpack", span.base, span.numel, span.layout, dtype, std::move(owner),
+                     cpu_device());
+  py::gil_scoped_release release;
+  Tensor copy = from_host(span.base, {span.numel}, dtype, cpu_device());
+  return contiguous(copy.view_as(span.layout));  // `owner` goes with this scope
 }
 
 template <typename Managed>
 Tensor consume(PyObject* capsule, const char* name, const char* used_name) {
   auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
-  if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>)
+  bool read_only = false;
+  if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
     if (m->version.major != 1)
       throw_dlpack("from_dlpack", "DLPack version " + std::to_string(m->version.major) +
                                       " is not supported (ember reads 1.x)");
-  Tensor out = [&] {
-    py::gil_scoped_release release;
-    return copy_in(m->dl_tensor);
-  }();
-  PyCapsule_SetName(capsule, used_name);  // the protocol's mark of a consumed capsule
-  if (m->deleter) m->deleter(m);          // copied: the producer's memory is no longer needed
-  return out;
+    read_only = (m->flags & kFlagReadOnly) != 0;
+  }
+  import_dtype(m->dl_tensor);  // refuse before taking ownership: the capsule keeps it
+  // From here the tensor is ember's: the protocol marks the capsule consumed, and the
+  // producer's deleter runs exactly once, when the last view of its memory dies.
+  PyCapsule_SetName(capsule, used_name);
+  std::shared_ptr<void> owner(m, [](void* p) {
+    auto* managed = static_cast<Managed*>(p);
+    if (managed->deleter) managed->deleter(managed);
+  });
+  return import_tensor(m->dl_tensor, read_only, std::move(owner));
 }
 
 Tensor from_capsule(py::handle capsule) {

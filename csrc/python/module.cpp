@@ -11,6 +11,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = EMBER_VERSION;
   ember::cpu_device();  // the CPU is Device id 0, whichever device a script opens first
   ep::bind_errors(m);   // first binding: every later one may raise
+  ep::install_blocking_hooks();
   ep::bind_dtype(m);
   ep::bind_device(m);
   auto tensor = ep::bind_tensor(m);

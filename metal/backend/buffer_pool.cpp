@@ -33,9 +33,38 @@ std::shared_ptr<rt::Buffer> BufferPool::take(size_t bytes) {
 
 void BufferPool::give(std::shared_ptr<rt::Buffer> buffer, EventPtr last_use) {
   const size_t cls = buffer->length();
+  std::vector<std::shared_ptr<rt::Buffer>> dropped;  // freed after the lock is released
   std::lock_guard<std::mutex> lock(mu_);
   free_.emplace(cls, Entry{std::move(buffer), std::move(last_use)});
   pooled_bytes_ += int64_t(cls);
+  trim_locked(&dropped);
+}
+
+void BufferPool::trim() {
+  std::vector<std::shared_ptr<rt::Buffer>> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  trim_locked(&dropped);
+}
+
+void BufferPool::trim_locked(std::vector<std::shared_ptr<rt::Buffer>>* dropped) {
+  // Largest first: the fewest buffers to free, and small classes are the most reused.
+  for (auto it = free_.end(); pooled_bytes_ > cap_bytes_ && it != free_.begin();) {
+    --it;
+    const EventPtr& last_use = it->second.last_use;
+    if (last_use && !last_use->completed()) continue;
+    allocated_bytes_ -= int64_t(it->first);
+    pooled_bytes_ -= int64_t(it->first);
+    dropped->push_back(std::move(it->second.buffer));
+    it = free_.erase(it);
+  }
+}
+
+EventPtr BufferPool::pending_over_cap() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pooled_bytes_ <= cap_bytes_) return nullptr;
+  for (auto it = free_.rbegin(); it != free_.rend(); ++it)
+    if (it->second.last_use && !it->second.last_use->completed()) return it->second.last_use;
+  return nullptr;
 }
 
 void BufferPool::note_allocated(size_t bytes) {

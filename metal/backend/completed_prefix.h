@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -29,11 +31,18 @@ class CompletedPrefix {
     p = seq;
     for (auto it = ahead_.begin(); it != ahead_.end() && *it == p + 1; it = ahead_.erase(it)) ++p;
     prefix_.store(p, std::memory_order_release);
+    advanced_.notify_all();
+  }
+  // Waits at most `slice` for `seq` to complete; true when it has.
+  bool wait_for(uint64_t seq, std::chrono::milliseconds slice) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return advanced_.wait_for(lock, slice, [&] { return load() >= seq; });
   }
 
  private:
   std::atomic<uint64_t> prefix_{0};
   std::mutex mu_;
+  std::condition_variable advanced_;
   std::set<uint64_t> ahead_;  // completed, but after a gap
 };
 

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "core/blocking.h"
 #include "core/error.h"
 #include "metal_backend.h"
 
@@ -25,14 +27,48 @@ std::string fork_advice(int64_t owner_pid) {
          "(multiprocessing.get_context(\"spawn\")) and open the device there";
 }
 
+// Each instance owns a queue, and the system hands out only so many (newCommandQueue
+// returns nil past that): say so as DeviceError, with the fix.
+std::unique_ptr<rt::Queue> new_queue(int64_t ordinal, rt::Device& gpu) {
+  try {
+    return gpu.new_queue();
+  } catch (const rt::RuntimeError& e) {
+    throw Error(ErrorKind::Device,
+                "cannot open a new Device on metal:" + std::to_string(ordinal) + " (GPU '" +
+                    gpu.info().name + "'): the system refused a new command queue (" + e.what() +
+                    "). Every Device.metal() call opens its own queue: drop Device instances you "
+                    "no longer use (and their tensors), or share one through "
+                    "ember.device(\"metal:" +
+                    std::to_string(ordinal) + "\")");
+  }
+}
+
+// The pool's cap: EMBER_METAL_MAX_CACHED_BYTES, else a quarter of the GPU's recommended
+// working set; 1 GiB on the emulator, whose "working set" is all of the host's memory.
+int64_t pool_cap(const rt::GpuInfo& gpu) {
+  const char* v = std::getenv("EMBER_METAL_MAX_CACHED_BYTES");
+  if (!v || !*v)
+    return gpu.emulated ? int64_t(1) << 30 : int64_t(gpu.recommended_working_set_bytes / 4);
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 0)
+    throw Error(ErrorKind::InvalidArgument,
+                std::string("EMBER_METAL_MAX_CACHED_BYTES='") + v +
+                    "' is not a byte count: set it to 0 or more (the most bytes a Metal "
+                    "device's buffer pool keeps), or unset it")
+        .with("op", std::string("Device.metal"));
+  return n;
+}
+
 }  // namespace
 
 MetalDevice::MetalDevice(int64_t ordinal, std::shared_ptr<rt::Device> gpu)
     : ordinal_(ordinal),
       owner_pid_(getpid()),
       gpu_(std::move(gpu)),
-      queue_(gpu_->new_queue()),
-      completed_seq_(std::make_shared<CompletedPrefix>()) {}
+      queue_(new_queue(ordinal_, *gpu_)),
+      completed_seq_(std::make_shared<CompletedPrefix>()),
+      pool_(pool_cap(gpu_->info())) {}
 
 MetalDevice::~MetalDevice() {
   if (getpid() != owner_pid_) {
@@ -43,7 +79,10 @@ MetalDevice::~MetalDevice() {
     return;
   }
   try {
-    synchronize();  // the queue's worker must not outlive the buffers it uses
+    // Nothing can read this instance's results any more: the emulator stops its work at the
+    // next dispatch (Metal cannot). What still runs must finish, Ctrl-C or not.
+    queue_->abandon();
+    drain(/*interruptible=*/false);
   } catch (...) {
     // a failed command buffer nobody waited for: nothing left to report it to
   }
@@ -99,14 +138,22 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
 void MetalDevice::throttle() {
   // As a GPU queue does: without a bound, a loop of ops would queue (and allocate) ahead
   // of the device without limit.
-  std::shared_ptr<rt::CommandBuffer> oldest;
+  InFlight oldest;
   {
     std::lock_guard<std::mutex> lock(mu_);
     drop_finished_locked();
     if (in_flight_.size() <= kMaxCommandBuffersInFlight) return;
-    oldest = in_flight_.front().cb;
+    oldest = in_flight_.front();
   }
-  oldest->wait();
+  wait_committed(oldest.seq, {oldest.cb}, /*interruptible=*/true);
+}
+
+void MetalDevice::wait_committed(uint64_t seq,
+                                 const std::vector<std::shared_ptr<rt::CommandBuffer>>& buffers,
+                                 bool interruptible) {
+  // Slices on the completion watermark, as Metal's waitUntilCompleted cannot be timed.
+  wait_in_slices([&](auto slice) { return completed_seq_->wait_for(seq, slice); }, interruptible);
+  for (auto& cb : buffers) cb->wait();  // done: only lets their other handlers finish
 }
 
 void MetalDevice::commit_locked() {
@@ -131,16 +178,22 @@ void MetalDevice::drop_finished_locked() {
 }
 
 void MetalDevice::synchronize() {
+  drain(/*interruptible=*/true);
+}
+
+void MetalDevice::drain(bool interruptible) {
   check_process("synchronize");
   std::vector<std::shared_ptr<rt::CommandBuffer>> waiting;
+  uint64_t last = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     commit_locked();
     ++host_waits_;
     // a copy: another thread may be waiting for the same buffers
     for (const InFlight& f : in_flight_) waiting.push_back(f.cb);
+    if (!in_flight_.empty()) last = in_flight_.back().seq;
   }
-  for (auto& cb : waiting) cb->wait();  // in commit order: the last one completes last
+  wait_committed(last, waiting, interruptible);
   raise_pending_error();
 }
 
@@ -161,6 +214,13 @@ std::shared_ptr<rt::Buffer> MetalDevice::acquire(size_t bytes) {
   check_process("allocate " + std::to_string(bytes) + " bytes");
   const size_t cls = BufferPool::size_class(bytes);
   if (auto b = pool_.take(cls)) return b;
+  // Over its cap, the pool holds buffers that queued work still uses: the queue catches
+  // up first (as in throttle()), so a loop of ops cannot pile up freed buffers.
+  while (EventPtr last_use = pool_.pending_over_cap()) {
+    last_use->wait();
+    pool_.trim();
+    if (auto b = pool_.take(cls)) return b;
+  }
   std::shared_ptr<rt::Buffer> b = gpu_->new_buffer(cls);
   if (!b) {  // give the pool's buffers back and try once more
     synchronize();
@@ -201,7 +261,8 @@ std::map<std::string, std::string> MetalDevice::info() const {
           {"emulated", g.emulated ? "yes (EMBER_METAL_EMULATOR)" : "no"},
           {"max_buffer_bytes", std::to_string(g.max_buffer_bytes)},
           {"recommended_working_set_bytes", std::to_string(g.recommended_working_set_bytes)},
-          {"dispatches_per_command_buffer", std::to_string(kDispatchesPerCommandBuffer)}};
+          {"dispatches_per_command_buffer", std::to_string(kDispatchesPerCommandBuffer)},
+          {"max_cached_bytes", std::to_string(pool_.cap_bytes())}};
 }
 
 void MetalDevice::empty_cache() {

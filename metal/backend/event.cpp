@@ -51,7 +51,7 @@ void MetalDevice::wait_for(uint64_t seq) {
     for (const InFlight& f : in_flight_)
       if (f.seq <= seq) waiting.push_back(f.cb);  // the rest is later work: not waited for
   }
-  for (auto& cb : waiting) cb->wait();
+  wait_committed(seq, waiting, /*interruptible=*/true);
   raise_pending_error();
 }
 

@@ -105,6 +105,13 @@ class MetalDevice : public BackendDevice {
   void drop_finished_locked();  // mu_ held: forgets completed buffers, keeps their errors
   void raise_pending_error();   // DeviceError for a failed command buffer nobody saw yet
   void throttle();              // mu_ not held: waits while too much work is in flight
+  // Commits the open buffer and waits for all committed work (the destructor cannot be
+  // interrupted: the queue's worker must not outlive the buffers it uses).
+  void drain(bool interruptible);
+  // Waits for command buffer `seq` (and all before it), committed, of which `buffers` are
+  // still in flight; Ctrl-C interrupts the wait when `interruptible`.
+  void wait_committed(uint64_t seq, const std::vector<std::shared_ptr<rt::CommandBuffer>>& buffers,
+                      bool interruptible);
   // DeviceError naming `op` in a forked child: the queue's threads stay in the parent.
   void check_process(const std::string& op) const;
 

@@ -23,6 +23,10 @@
 #ifdef EMBER_EMU_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define EMBER_EMU_TSAN 1
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace ember::metal::emu {
 namespace {
@@ -52,6 +56,7 @@ struct Lane {
   ucontext_t ctx{};
   char* stack_map = nullptr;  // guard page, then kStackBytes of stack
   void* asan_fake = nullptr;
+  void* tsan_fiber = nullptr;  // ThreadSanitizer's record of this stack (it must know each)
   char* stack_lo() const { return stack_map + page_size(); }
   static size_t page_size() { return size_t(sysconf(_SC_PAGESIZE)); }
 };
@@ -66,7 +71,8 @@ struct Group {
   void* const* buffers = nullptr;
   const void* params = nullptr;
   bool fibers = false;
-  uint32_t size = 0;  // lanes
+  void* tsan_sched = nullptr;  // the scheduler's ThreadSanitizer fiber (the OS thread's)
+  uint32_t size = 0;           // lanes
   uint32_t gs[3] = {1, 1, 1};
   uint32_t tgid[3] = {0, 0, 0};
   std::vector<TgArray> arrays;
@@ -146,6 +152,10 @@ void resume(Group& g, Lane& l) {
   void* fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, l.stack_lo(), kStackBytes);
 #endif
+#ifdef EMBER_EMU_TSAN
+  g.tsan_sched = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(l.tsan_fiber, 0);  // 0: the switch orders the lanes' accesses
+#endif
   swapcontext(&g.sched, &l.ctx);
 #ifdef EMBER_EMU_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
@@ -157,6 +167,9 @@ void yield(Lane& l) {
   Group& g = *l.group;
 #ifdef EMBER_EMU_ASAN
   __sanitizer_start_switch_fiber(&l.asan_fake, g.sched_bottom, g.sched_size);
+#endif
+#ifdef EMBER_EMU_TSAN
+  __tsan_switch_to_fiber(g.tsan_sched, 0);
 #endif
   swapcontext(&l.ctx, &g.sched);
 #ifdef EMBER_EMU_ASAN
@@ -183,6 +196,9 @@ void fiber_main() {
 #ifdef EMBER_EMU_ASAN
   __sanitizer_start_switch_fiber(nullptr, g.sched_bottom, g.sched_size);
 #endif
+#ifdef EMBER_EMU_TSAN
+  __tsan_switch_to_fiber(g.tsan_sched, 0);
+#endif
   swapcontext(&l.ctx, &g.sched);  // never resumed
   std::abort();
 }
@@ -190,8 +206,12 @@ void fiber_main() {
 class Runner {
  public:
   ~Runner() {
-    for (auto& l : lanes_)
+    for (auto& l : lanes_) {
       if (l->stack_map) munmap(l->stack_map, kStackBytes + Lane::page_size());
+#ifdef EMBER_EMU_TSAN
+      if (l->tsan_fiber) __tsan_destroy_fiber(l->tsan_fiber);
+#endif
+    }
   }
 
   void run(Group& g) {
@@ -262,6 +282,9 @@ class Runner {
       mprotect(m, page, PROT_NONE);  // a stack overflow faults instead of corrupting
       l.stack_map = static_cast<char*>(m);
       if (getcontext(&l.ctx) != 0) throw KernelError(where(g) + ": getcontext failed");
+#ifdef EMBER_EMU_TSAN
+      l.tsan_fiber = __tsan_create_fiber(0);
+#endif
     }
     l.ctx.uc_stack.ss_sp = l.stack_lo();
     l.ctx.uc_stack.ss_size = kStackBytes;

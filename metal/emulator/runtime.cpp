@@ -170,6 +170,7 @@ struct QueueState {
   std::deque<std::pair<Clock::time_point, std::shared_ptr<CommandState>>> handlers_due;
   std::condition_variable handler_cv;
   bool handlers_stopping = false;
+  std::atomic<bool> abandoned{false};  // abandon(): the rest of its work is not run
 };
 
 void run_handlers(CommandState& cb) {
@@ -192,9 +193,15 @@ void mark_completed(CommandState& cb) {
   cb.done_cv.notify_all();
 }
 
+constexpr const char* kAbandoned = "abandoned: the queue's device instance was released";
+
 void execute(CommandState& cb) {
   std::string error;
   for (const Encoded& e : cb.dispatches) {
+    if (cb.queue->abandoned.load()) {
+      error = kAbandoned;
+      break;
+    }
     Dispatch d;
     d.kernel = e.kernel;
     for (const rt::BufferArg& b : e.buffers)
@@ -398,6 +405,37 @@ class EmuCommandBuffer : public rt::CommandBuffer {
   std::shared_ptr<CommandState> s_;
 };
 
+std::atomic<int64_t> live_queues{0};
+
+// EMBER_METAL_EMULATOR_MAX_QUEUES=N: more than N live queues are refused, as a Mac's
+// newCommandQueue returns nil once the system has no more to give; unset: no limit.
+int64_t max_queues() {
+  const char* v = std::getenv("EMBER_METAL_EMULATOR_MAX_QUEUES");
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 0)
+    throw RuntimeError(std::string("EMBER_METAL_EMULATOR_MAX_QUEUES='") + v +
+                       "' is not a queue count: set it to 0 or more, or unset it");
+  return n;
+}
+
+// One live queue of the count above, taken at construction (throws past the limit).
+class QueueTicket {
+ public:
+  QueueTicket() {
+    const int64_t limit = max_queues();
+    if (live_queues.fetch_add(1) + 1 > limit && limit >= 0) {
+      live_queues.fetch_sub(1);
+      throw RuntimeError("newCommandQueue returned nil (the emulator allows " +
+                         std::to_string(limit) + " live queues: EMBER_METAL_EMULATOR_MAX_QUEUES)");
+    }
+  }
+  ~QueueTicket() { live_queues.fetch_sub(1); }
+  QueueTicket(const QueueTicket&) = delete;
+  QueueTicket& operator=(const QueueTicket&) = delete;
+};
+
 class EmuQueue : public rt::Queue {
  public:
   explicit EmuQueue(bool out_of_order) : q_(std::make_shared<QueueState>()) {
@@ -425,6 +463,16 @@ class EmuQueue : public rt::Queue {
     return std::make_unique<EmuCommandBuffer>(q_);
   }
 
+  void abandon() override {
+    std::deque<std::shared_ptr<CommandState>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->abandoned = true;  // the running buffer stops at its next dispatch
+      dropped.swap(q_->pending);
+    }
+    for (auto& cb : dropped) finish(*cb, kAbandoned);
+  }
+
   void set_gate(bool open) {
     {
       std::lock_guard<std::mutex> lock(q_->mu);
@@ -434,6 +482,7 @@ class EmuQueue : public rt::Queue {
   }
 
  private:
+  QueueTicket ticket_;  // first: a refused queue starts no worker
   // A thread may release the queue from its own completion handler: it cannot join itself.
   static void join_or_detach(std::thread& t) {
     if (!t.joinable()) return;

@@ -78,6 +78,11 @@ class Queue {
  public:
   virtual ~Queue() = default;
   virtual std::unique_ptr<CommandBuffer> command_buffer() = 0;
+  // Stops the queue's work at the next dispatch: committed command buffers complete with an
+  // error, the rest of their dispatches not run. For a queue whose results nobody can read
+  // any more. Metal cannot take committed work back: there it does nothing (the GPU
+  // finishes it quickly).
+  virtual void abandon() {}
 };
 
 // A compiled library of kernels.

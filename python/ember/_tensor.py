@@ -119,8 +119,8 @@ def tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_dlpack(obj, dtype=None, device=None) -> Tensor:
-    """A tensor copied from a DLPack producer: any object with ``__dlpack__``, or a raw
-    capsule. Only CPU memory is read (others raise DLPackError, a BufferError)."""
+    """A tensor sharing a DLPack producer's CPU memory: any object with ``__dlpack__``, or
+    a raw capsule (read-only memory is copied). Other devices raise DLPackError."""
     if type(obj).__name__ == "PyCapsule":
         capsule = obj
     elif hasattr(obj, "__dlpack__"):
