@@ -193,6 +193,26 @@ void mark_completed(CommandState& cb) {
   cb.done_cv.notify_all();
 }
 
+// Records `error` ("" on success), then runs the handlers and marks the buffer completed.
+void finish(CommandState& cb, const std::string& error) {
+  cb.dispatches.clear();
+  {
+    std::lock_guard<std::mutex> lock(cb.mu);
+    cb.error = error;
+  }
+  QueueState& q = *cb.queue;
+  if (!q.out_of_order) {
+    // In order: handlers run before wait() returns, so what they record is visible then.
+    run_handlers(cb);
+    mark_completed(cb);
+    return;
+  }
+  mark_completed(cb);  // wait() returns; the handlers come later, from another thread
+  std::lock_guard<std::mutex> lock(q.mu);
+  q.handlers_due.emplace_back(Clock::now() + kHandlerDelay, cb.shared_from_this());
+  q.handler_cv.notify_all();
+}
+
 constexpr const char* kAbandoned = "abandoned: the queue's device instance was released";
 
 void execute(CommandState& cb) {
@@ -216,22 +236,7 @@ void execute(CommandState& cb) {
       break;
     }
   }
-  cb.dispatches.clear();
-  {
-    std::lock_guard<std::mutex> lock(cb.mu);
-    cb.error = error;
-  }
-  QueueState& q = *cb.queue;
-  if (!q.out_of_order) {
-    // In order: handlers run before wait() returns, so what they record is visible then.
-    run_handlers(cb);
-    mark_completed(cb);
-    return;
-  }
-  mark_completed(cb);  // wait() returns; the handlers come later, from another thread
-  std::lock_guard<std::mutex> lock(q.mu);
-  q.handlers_due.emplace_back(Clock::now() + kHandlerDelay, cb.shared_from_this());
-  q.handler_cv.notify_all();
+  finish(cb, error);
 }
 
 bool shares_buffer(const CommandState& a, const CommandState& b) {
