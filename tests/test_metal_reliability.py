@@ -226,7 +226,9 @@ def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
     # between two allocations, what was freed behind queued work may pass the cap a little
     # (here the small buffers of one op); the next allocation waits until it is back within
     assert int(words[3]) <= CAP + (1 << 20), r.stdout
-    assert int(words[5]) < 2 * (CAP >> 20), r.stdout
+    # AddressSanitizer's quarantine keeps up to 256 MiB of freed memory by design
+    quarantine = 300 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0
+    assert int(words[5]) < 2 * (CAP >> 20) + quarantine, r.stdout
 
 
 def test_the_pool_cap_defaults_to_1_gib_on_the_emulator_and_refuses_bad_values():
