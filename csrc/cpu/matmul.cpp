@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "blas.h"
+#include "core/blas_view.h"
 #include "cpu_backend.h"
 #include "elementwise.h"
 
@@ -26,23 +27,9 @@ int blas_threads() {
 
 namespace {
 
-// How BLAS should read a rows x cols matrix with these strides, if it can.
-struct BlasView {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 0;
-};
-
+// BLAS takes int leading dimensions
 BlasView blas_view(int64_t rows, int64_t cols, int64_t srow, int64_t scol) {
-  constexpr int64_t kMaxLd = 1 << 30;  // BLAS takes int leading dimensions
-  if (srow > kMaxLd || scol > kMaxLd) return {};
-  // A size-1 dim's stride is never used, so it cannot stop BLAS from reading the view.
-  if (rows == 1 && scol == 1) return {true, false, std::max<int64_t>(cols, 1)};
-  if (rows == 1 && scol >= 1) return {true, true, scol};
-  if (cols == 1 && srow >= 1) return {true, false, srow};
-  if (scol == 1 && srow >= std::max<int64_t>(cols, 1)) return {true, false, srow};
-  if (srow == 1 && scol >= std::max<int64_t>(rows, 1)) return {true, true, scol};
-  return {};
+  return ember::blas_view(rows, cols, srow, scol, int64_t(1) << 30);
 }
 
 // Batch b of a [batch..., r, c] layout: the offset of its matrix.

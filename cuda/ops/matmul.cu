@@ -5,27 +5,15 @@
 #include <cublas_v2.h>
 
 #include "common.cuh"
+#include "core/blas_view.h"
 
 namespace ember::cuda {
 
 namespace {
 
-// How cuBLAS can read a rows x cols matrix with these strides (the CPU's rule).
-struct BlasView {
-  bool ok = false;
-  bool trans = false;  // stored column-major
-  int64_t ld = 0;
-};
-
+// cuBLAS takes int leading dimensions
 BlasView blas_view(int64_t rows, int64_t cols, int64_t srow, int64_t scol) {
-  constexpr int64_t kMaxLd = (int64_t(1) << 31) - 1;
-  if (srow > kMaxLd || scol > kMaxLd) return {};
-  if (rows == 1 && scol == 1) return {true, false, std::max<int64_t>(cols, 1)};
-  if (rows == 1 && scol >= 1) return {true, true, scol};
-  if (cols == 1 && srow >= 1) return {true, false, srow};
-  if (scol == 1 && srow >= std::max<int64_t>(cols, 1)) return {true, false, srow};
-  if (srow == 1 && scol >= std::max<int64_t>(rows, 1)) return {true, true, scol};
-  return {};
+  return ember::blas_view(rows, cols, srow, scol, (int64_t(1) << 31) - 1);
 }
 
 struct Operand {

@@ -12,15 +12,6 @@ namespace ember::metal {
 
 namespace {
 
-// As the CPU's: the dtype's significand width, so u converts to the dtype exactly.
-uint32_t significand_bits(DType d) {
-  switch (d) {
-    case DType::F16: return 11;
-    case DType::BF16: return 8;
-    default: return 24;
-  }
-}
-
 // The largest float strictly below b: for float x, x < b exactly when x <= it.
 float float_below(double b) {
   float f = float(b);
@@ -52,7 +43,7 @@ void MetalDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t see
   } else {
     split(b - a, &p.scale_hi, &p.scale_lo);
     p.below = float_below(b);
-    p.bits = significand_bits(dt);
+    p.bits = uint32_t(uniform_bits(dt));
     p.check = b > a ? 1 : 0;
   }
   const std::string kernel =
