@@ -6,7 +6,14 @@ checks what a CUDA build says on a machine that has none."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
 import ember
+import helpers
 import numpy as np
 import pytest
 from helpers import DTYPES, NP_DTYPE, edtype, rand_array
@@ -154,3 +161,83 @@ def test_matmul_precision_switch_takes_pytorchs_values():
     with pytest.raises(ember.InvalidTypeError):
         ember.set_float32_matmul_precision(1)
     assert ember.get_float32_matmul_precision() == "highest"
+
+
+@gpu_only
+def test_a_device_fault_surfaces_at_the_next_wait_as_a_device_error():
+    # A kernel that traps, queued by a test hook: the launch succeeds, the fault comes out
+    # of the next wait, and every later call says the context is lost, without crashing.
+    r = helpers.run_python(
+        """
+        import ember
+        d = ember.device("cuda")
+        x = ember.ones(4, device=d)
+        ember._core._queue_device_fault(d)
+        print("queued")
+        for what, call in [("sync", d.synchronize), ("later", lambda: (x + 1).numpy())]:
+            try:
+                call()
+                print(what, "no error")
+            except ember.DeviceError as e:
+                print(what, type(e).__name__, e.device is not None, str(e).replace("\\n", " "))
+        """
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "queued", r.stdout
+    sync, later = lines[1], lines[2]
+    assert sync.startswith("sync DeviceError True cuda:0"), sync
+    assert "waiting for queued work failed" in sync and "context is lost" in sync, sync
+    assert "Restart the process" in sync, sync
+    assert later.startswith("later DeviceError True cuda:0") and "context is lost" in later
+
+
+def test_the_test_fault_hook_refuses_a_backend_without_one():
+    with pytest.raises(ember.InvalidArgumentError) as info:
+        ember._core._queue_device_fault(ember.device("cpu"))
+    assert "_queue_device_fault" in str(info.value) and "cpu" in str(info.value)
+
+
+CUDA_WAITS = {"synchronize": "d.synchronize()", "numpy": "y.numpy()"}
+
+
+@gpu_only
+@pytest.mark.parametrize("wait", sorted(CUDA_WAITS))
+def test_ctrl_c_reaches_a_long_cuda_wait(wait):
+    # ~4 s of float32 products queued, then a wait: SIGINT raises KeyboardInterrupt in the
+    # wait at once (the queued products still run: a CUDA queue cannot be cancelled).
+    code = textwrap.dedent(
+        """
+        import ember
+        d = ember.device("cuda")
+        x = ember.randn(8192, 8192, device=d)
+        for _ in range(200):
+            y = x @ x
+        print("running", flush=True)
+        try:
+            WAIT
+            print("finished before the interrupt", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", d.query(), flush=True)
+        """
+    ).replace("WAIT", CUDA_WAITS[wait])
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "running"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        line = proc.stdout.readline().strip()
+        took = time.monotonic() - sent
+        _, err = proc.communicate(timeout=60)
+        exited = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert line == "interrupted False", (line, err[-2000:])  # the queue is still running
+    assert took < 0.5, f"KeyboardInterrupt {took:.2f} s after SIGINT"
+    assert proc.returncode == 0, err[-2000:]
+    print(f"exited {exited:.1f} s after SIGINT")  # the queued products finish first

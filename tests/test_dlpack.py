@@ -1,7 +1,9 @@
-"""DLPack both ways: CPU tensors export zero-copy keeping their dtype (bfloat16 included)
-and their storage alive; GPU tensors refuse with DLPackError (a BufferError); import takes
-objects with __dlpack__ and raw capsules, every dtype ember has, CPU memory only, and
-shares the producer's memory (strided views, the producer kept alive, read-only copied)."""
+"""DLPack both ways: CPU and CUDA tensors export zero-copy keeping their dtype (bfloat16
+included) and their storage alive; Metal tensors refuse with DLPackError (a BufferError);
+import takes objects with __dlpack__ and raw capsules, every dtype ember has, CPU and CUDA
+memory, and shares the producer's memory (strided views, the producer kept alive,
+read-only copied). On CUDA the stream protocol orders each side's work before the other
+reads (design §10)."""
 
 from __future__ import annotations
 
@@ -95,28 +97,38 @@ def test_from_dlpack_dtype_and_device(device):
     assert t.dtype == ember.float32 and t.device.same_device(device)
 
 
-def test_gpu_tensors_refuse_and_name_the_route(device):
+def test_device_private_memory_refuses_and_names_the_route(device):
     t = ember.zeros(2, device=device)
     if device.kind == "cpu":
         assert np.from_dlpack(t).shape == (2,)
         return
-    assert t.__dlpack_device__()[0] != 1
+    assert t.__dlpack_device__() == ({"cuda": 2, "metal": 8}[device.kind], device.ordinal)
+    if device.kind == "cuda":  # shared in place: see the CUDA tests below
+        return
     with pytest.raises(ember.DLPackError) as info:
         t.__dlpack__()
     assert isinstance(info.value, BufferError) and 't.to_device("cpu")' in str(info.value)
+    assert "private to the device" in str(info.value)
 
 
-class ForeignGpuArray:
+class ForeignArray:
+    def __init__(self, where):
+        self.where = where
+
     def __dlpack_device__(self):
-        return (2, 0)
+        return self.where
 
     def __dlpack__(self, **kwargs):
         raise AssertionError("must not be asked for data")
 
 
-def test_import_refuses_non_cpu_memory():
-    with pytest.raises(ember.DLPackError):
-        ember.from_dlpack(ForeignGpuArray())
+def test_import_refuses_memory_it_cannot_reach():
+    with pytest.raises(ember.DLPackError) as info:
+        ember.from_dlpack(ForeignArray((8, 0)))  # Metal memory
+    assert "(8, 0)" in str(info.value) and "only CPU and CUDA memory" in str(info.value)
+    if not ember.cuda_is_available():  # CUDA memory, and no CUDA here: says why
+        with pytest.raises(ember.BackendUnavailableError):
+            ember.from_dlpack(ForeignArray((2, 0)))
 
 
 def test_import_refuses_objects_without_dlpack():
@@ -260,3 +272,91 @@ def test_a_raw_capsules_deleter_runs_once_when_the_last_view_dies():
     del half
     gc.collect()
     assert calls == [ctypes.addressof(managed)]
+
+
+# ---- CUDA: zero-copy both ways, the stream protocol
+
+cuda_only = pytest.mark.skipif(not ember.cuda_is_available(), reason="needs a CUDA GPU")
+
+
+def long_identity_chain(d, x: np.ndarray, steps: int = 40):
+    """x after `steps` products with the identity, queued on d: ~0.1 s of GPU work whose
+    result is exact, so that a reader not ordered after it sees a stale buffer."""
+    y = ember.tensor(x, device=d)
+    eye = ember.tensor(np.eye(x.shape[1], dtype=np.float32), device=d)
+    for _ in range(steps):
+        y = y @ eye
+    return y
+
+
+@cuda_only
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cuda_tensors_go_to_torch_and_back_in_place(dtype):
+    torch = pytest.importorskip("torch")
+    if dtype == "uint32":  # torch's uint32 has almost no CUDA kernels: the dtype only
+        x = torch.from_dlpack(ember.arange(3, device="cuda").to_dtype(dtype))
+        assert x.dtype == torch.uint32 and x.is_cuda
+        assert ember.from_dlpack(x).tolist() == [0, 1, 2]
+        return
+    d = ember.Device.cuda(0, new_stream=True)
+    t = ember.arange(12, device=d).to_dtype(dtype).reshape(3, 4)
+    x = torch.from_dlpack(t.T)  # a strided view, shared
+    assert x.device == torch.device("cuda", 0) and str(x.dtype) == f"torch.{dtype}"
+    assert x.shape == (4, 3) and x.stride() == (1, 4)
+    assert x.cpu().float().tolist() == t.T.to_dtype("float64").tolist()
+    x[0, 1] = 100  # torch writes ember's memory; torch's stream is not ember's: sync
+    torch.cuda.synchronize()
+    assert t[1, 0].item() == 100
+    back = ember.from_dlpack(x, device=d)  # torch memory, on ember's stream d
+    assert back.device.same_device(d) and back.dtype == ember.dtype(dtype)
+    back[3, 2] = 7  # ember writes torch's memory
+    d.synchronize()
+    assert x[3, 2].item() == 7 and t[2, 3].item() == 7
+
+
+@cuda_only
+def test_torch_reads_after_ember_s_queued_work():
+    torch = pytest.importorskip("torch")
+    d = ember.Device.cuda(0, new_stream=True)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4096, 4096)).astype(np.float32)
+    y = long_identity_chain(d, x)  # still running on d's stream
+    # torch passes its current stream: it waits on the GPU for d's products
+    got = torch.from_dlpack(y).cpu().numpy()
+    np.testing.assert_array_equal(got, x)
+
+
+@cuda_only
+def test_ember_reads_after_torch_s_queued_work():
+    torch = pytest.importorskip("torch")
+    d = ember.Device.cuda(0, new_stream=True)
+    x = torch.randn(4096, 4096, device="cuda")
+    eye = torch.eye(4096, device="cuda")
+    y = x
+    for _ in range(40):  # queued on torch's stream
+        y = y @ eye
+    t = ember.from_dlpack(y, device=d)  # d's stream waits for torch's, on the GPU
+    np.testing.assert_array_equal(t.numpy(), x.cpu().numpy())
+
+
+@cuda_only
+def test_cuda_export_checks_the_stream_and_the_device():
+    d = ember.device("cuda")
+    t = ember.zeros(2, device=d)
+    assert t.__dlpack__(stream=-1) is not None  # the consumer orders itself
+    assert t.__dlpack__(stream=2, dl_device=(2, 0)) is not None
+    with pytest.raises(ember.DLPackError) as info:
+        t.__dlpack__(stream=0)
+    assert "stream=0 is ambiguous" in str(info.value)
+    with pytest.raises(ember.DLPackError) as info:
+        t.__dlpack__(dl_device=(1, 0))
+    assert "(2, 0)" in str(info.value) and "to_device" in str(info.value)
+    # ember to ember: the same memory on another instance, ordered by events
+    other = ember.Device.cuda(0, new_stream=True)
+    shared = ember.from_dlpack(t, device=other)
+    assert shared.device.same_device(other)
+    shared += 3
+    other.synchronize()
+    assert t.tolist() == [3.0, 3.0]
+    on_cpu = ember.from_dlpack(t, device="cpu")  # the move is explicit: device= asked for it
+    assert on_cpu.device.kind == "cpu" and on_cpu.tolist() == [3.0, 3.0]

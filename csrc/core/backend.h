@@ -99,6 +99,20 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
                                                     std::shared_ptr<void> owner) {
     return nullptr;
   }
+  // The same over device memory another library owns (a DLPack import from a GPU
+  // library): `owner` is dropped only once the work queued here so far is done. nullptr
+  // when this device cannot share its memory.
+  virtual std::unique_ptr<BackendStorage> wrap_device(void* data, int64_t numel, DType dtype,
+                                                      std::shared_ptr<void> owner) {
+    return nullptr;
+  }
+  // DLPack's stream protocol (design §10), for devices that share memory. A stream is
+  // the consumer's handle as an integer (CUDA: a cudaStream_t; 1 the legacy default
+  // stream, 2 the per-thread default). stream_handle() is this device's own (0: none);
+  // order_before_stream makes `stream` wait, on the device, for the work queued here so
+  // far.
+  virtual intptr_t stream_handle() const { return 0; }
+  virtual void order_before_stream(intptr_t stream) {}
   // Fills dst (contiguous) with the counter-based stream of random.h starting at `counter`.
   virtual void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
                            double a, double b) = 0;
@@ -143,6 +157,9 @@ class BackendStorage {
   // DLPack exports it zero-copy.
   virtual void* host_memory() { return nullptr; }
   virtual const void* host_memory() const { return nullptr; }
+  // The elements in device memory that another library may use in place (DLPack on
+  // CUDA); nullptr where they cannot be shared (the host, Metal's private buffers).
+  virtual void* device_memory() const { return nullptr; }
 
   virtual void fill(const Layout& dst_layout, double value) = 0;
   // dst has the op's result dtype (op_result_dtype: uint8 for predicates).
@@ -258,6 +275,9 @@ struct BackendFactory {
   std::string (*unavailable_reason)();
   // A Device on `ordinal` (already range-checked); `new_instance` asks for a fresh queue.
   DevicePtr (*open)(int64_t ordinal, bool new_instance);
+  // Tests only: queues work that faults on the device, so that a test sees how a fault
+  // surfaces (DeviceError at the next wait); nullptr where a backend has no such fault.
+  void (*queue_fault)(BackendDevice& device) = nullptr;
 };
 
 bool register_kind(const DeviceKind& kind);

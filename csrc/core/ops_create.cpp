@@ -90,6 +90,15 @@ Tensor wrap_host(const char* op, void* data, int64_t numel, const Layout& layout
   return Tensor(std::make_shared<Storage>(std::move(impl)), layout);
 }
 
+Tensor wrap_device(const char* op, void* data, int64_t numel, const Layout& layout, DType dtype,
+                   std::shared_ptr<void> owner, const DevicePtr& device) {
+  check_device_dtype(op, dtype, device);
+  auto impl = device->wrap_device(data, numel, dtype, std::move(owner));
+  if (!impl)
+    throw_invalid(op, device->describe() + " cannot use device memory another library owns");
+  return Tensor(std::make_shared<Storage>(std::move(impl)), layout);
+}
+
 namespace {
 Tensor from_doubles(const char* op, const std::vector<double>& values, const Shape& shape,
                     DType dtype, const DevicePtr& device) {

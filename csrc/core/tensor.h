@@ -54,6 +54,9 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
 // `numel` elements at `data`. Raises InvalidArgument naming `op` if `device` cannot.
 Tensor wrap_host(const char* op, void* data, int64_t numel, const Layout& layout, DType dtype,
                  std::shared_ptr<void> owner, const DevicePtr& device);
+// The same over memory of `device` itself (a GPU library's tensor, imported zero-copy).
+Tensor wrap_device(const char* op, void* data, int64_t numel, const Layout& layout, DType dtype,
+                   std::shared_ptr<void> owner, const DevicePtr& device);
 
 // ---- moves and host copies (ops_move.cpp)
 Tensor to_device(const Tensor& t, const DevicePtr& device);

@@ -221,6 +221,15 @@ void bind_device(py::module_& m) {
     m.def((kind + "_device_count").c_str(), [kind] { return device_count(kind); });
   }
   m.def("compiled_backends", &compiled_backends);
+  m.def(
+      "_queue_device_fault",
+      [](BackendDevice& d) {
+        const BackendFactory* f = find_backend(d.kind());
+        if (!f || !f->queue_fault)
+          throw_invalid("_queue_device_fault", "the " + d.kind() + " backend has no test fault");
+        f->queue_fault(d);
+      },
+      py::arg("device"), "Tests only: queues a kernel that faults on `device`.");
   m.def("manual_seed", &seed_all, py::arg("seed"),
         "Seeds the CPU device and every cached device (ember.device(...)).");
   m.def("set_float32_matmul_precision", &set_precision, py::arg("precision"),

@@ -1,6 +1,7 @@
-// DLPack: CPU tensors export zero-copy through a capsule that keeps their storage alive;
-// import shares the producer's host memory (read-only memory is copied). The structs
-// follow the DLPack 1.0 ABI.
+// DLPack: CPU and CUDA tensors export zero-copy through a capsule that keeps their
+// storage alive; import shares the producer's host or CUDA memory (read-only memory is
+// copied). CUDA honours the stream protocol with events on the GPU, both ways. The
+// structs follow the DLPack 1.0 ABI.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,7 +46,7 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 
-constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLMetal = 8;
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLMetal = 8;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 constexpr uint64_t kFlagReadOnly = uint64_t(1) << 0, kFlagIsCopied = uint64_t(1) << 1;
 constexpr const char* kLegacy = "dltensor";
@@ -80,6 +81,8 @@ std::optional<DType> ember_dtype(DLDataType t) {
 }
 
 // What one exported capsule owns: the storage (kept alive) and the shape and strides.
+// Device memory goes back to ember's pool in ember's stream order when the consumer lets
+// it go: its own queued reads must be done by then (as with PyTorch's exports).
 struct Export {
   std::shared_ptr<Storage> storage;
   Shape shape;
@@ -106,31 +109,50 @@ int32_t dl_device_type(const BackendDevice& d) {
   return kind == "cpu" ? kDLCPU : kind == "cuda" ? kDLCUDA : kDLMetal;
 }
 
-void check_request(const Tensor& t, py::handle stream, py::handle dl_device) {
-  if (!t.storage()->impl().host_memory())
-    throw_dlpack("__dlpack__", "a tensor on " + t.device()->describe() +
-                                   " cannot be shared through DLPack: its memory is not host "
-                                   "memory. Copy it to the CPU first: t.to_device(\"cpu\")");
-  if (!stream.is_none()) throw_dlpack("__dlpack__", "a CPU tensor takes no stream (stream=None)");
-  if (!dl_device.is_none()) {
-    auto dev = dl_device.cast<std::pair<int64_t, int64_t>>();
-    if (dev.first != kDLCPU || dev.second != 0)
-      throw_dlpack("__dlpack__",
-                   "this tensor lives in CPU memory (dl_device=(1, 0)); move it "
-                   "with ember instead of asking DLPack for another device");
+// Checks a __dlpack__ request; returns the consumer's stream to order before (device
+// memory only): None is the legacy default stream, -1 asks for no ordering.
+std::optional<intptr_t> check_request(const Tensor& t, py::handle stream, py::handle dl_device) {
+  const BackendDevice& d = *t.device();
+  const bool host = t.storage()->impl().host_memory() != nullptr;
+  if (!host && !t.storage()->impl().device_memory())
+    throw_dlpack("__dlpack__", "a tensor on " + d.describe() +
+                                   " cannot be shared through DLPack: its memory is private to "
+                                   "the device. Copy it to the CPU first: t.to_device(\"cpu\")");
+  const std::pair<int64_t, int64_t> own{dl_device_type(d), host ? 0 : d.ordinal()};
+  if (!dl_device.is_none() && dl_device.cast<std::pair<int64_t, int64_t>>() != own)
+    throw_dlpack("__dlpack__", "this tensor lives on DLPack device (" + std::to_string(own.first) +
+                                   ", " + std::to_string(own.second) +
+                                   "); move it with ember (t.to_device) instead of asking "
+                                   "DLPack for another device");
+  if (host) {
+    if (!stream.is_none()) throw_dlpack("__dlpack__", "a CPU tensor takes no stream (stream=None)");
+    return std::nullopt;
   }
+  if (stream.is_none()) return intptr_t(1);
+  if (!py::isinstance<py::int_>(stream))
+    throw_dlpack("__dlpack__", "stream must be an integer (a CUDA stream handle), -1 or None");
+  const auto s = stream.cast<intptr_t>();
+  if (s == 0)
+    throw_dlpack("__dlpack__",
+                 "stream=0 is ambiguous and not allowed by DLPack; pass 1 for "
+                 "the legacy default stream or 2 for the per-thread one");
+  if (s == -1) return std::nullopt;
+  return s;
 }
 
 py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_version,
                          py::handle dl_device, py::handle copy) {
-  check_request(self, stream, dl_device);
+  std::optional<intptr_t> consumer = check_request(self, stream, dl_device);
   const bool copied = !copy.is_none() && copy.cast<bool>();
   Tensor t = copied ? clone(self) : self;
+  BackendStorage& impl = t.storage()->impl();
+  const BackendDevice& dev = *t.device();
+  char* base = static_cast<char*>(impl.host_memory() ? impl.host_memory() : impl.device_memory());
+  if (consumer) t.device()->order_before_stream(*consumer);  // no read before our writes
   auto* e = new Export{t.storage(), t.shape(), t.layout().strides()};
   DLTensor dl{};
-  dl.data = static_cast<char*>(t.storage()->impl().host_memory()) +
-            t.layout().offset() * int64_t(dtype_size(t.dtype()));
-  dl.device = {kDLCPU, 0};
+  dl.data = base + t.layout().offset() * int64_t(dtype_size(t.dtype()));
+  dl.device = {dl_device_type(dev), impl.host_memory() ? 0 : int32_t(dev.ordinal())};
   dl.ndim = int32_t(t.ndim());
   dl.dtype = dl_dtype(t.dtype());
   dl.shape = e->shape.data();
@@ -149,11 +171,12 @@ py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_v
       &e->legacy, kLegacy, [](PyObject* c) { destroy_unused<DLManagedTensor>(c, kLegacy); }));
 }
 
-// The ember dtype of a CPU producer's tensor; DLPackError when it cannot be imported.
+// The ember dtype of a producer's tensor; DLPackError when it cannot be imported.
 DType import_dtype(const DLTensor& dl) {
-  if (dl.device.device_type != kDLCPU)
-    throw_dlpack("from_dlpack", "only CPU memory can be imported (DLPack device type " +
-                                    std::to_string(dl.device.device_type) +
+  const int32_t type = dl.device.device_type;
+  if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA)
+    throw_dlpack("from_dlpack", "only CPU and CUDA memory can be imported (DLPack device type " +
+                                    std::to_string(type) +
                                     "); move the data to the CPU on the producer's side first");
   std::optional<DType> dtype = ember_dtype(dl.dtype);
   if (!dtype)
@@ -163,6 +186,19 @@ DType import_dtype(const DLTensor& dl) {
                                     " lanes) has no ember dtype; convert it on the producer's "
                                     "side, e.g. to float32 or int64");
   return *dtype;
+}
+
+// The ember device that takes a producer's CUDA memory: `device` when given (a CUDA
+// instance on the same GPU), else the GPU's shared instance.
+DevicePtr import_device(const DLTensor& dl, py::handle device) {
+  const std::string gpu = "cuda:" + std::to_string(dl.device.device_id);
+  if (device.is_none()) return device_arg(py::str(gpu));
+  DevicePtr d = device_arg(device);
+  if (d->kind() != "cuda" || d->ordinal() != dl.device.device_id)
+    throw_dlpack("from_dlpack", "the data is in the memory of " + gpu + ", not of " +
+                                    d->describe() + "; import it on " + gpu +
+                                    ", then move it with to_device");
+  return d;
 }
 
 // Where the producer's elements are: the span [lo, hi) of the view, from `base`.
@@ -183,11 +219,19 @@ Span span_of(const DLTensor& dl, DType dtype) {
 
 // The producer's memory, shared: `owner` gives it back when the last view dies. Read-only
 // memory (DLPack 1.x flag), empty views and misaligned data are copied instead.
-Tensor import_tensor(const DLTensor& dl, bool read_only, std::shared_ptr<void> owner) {
+Tensor import_tensor(const DLTensor& dl, bool read_only, std::shared_ptr<void> owner,
+                     const DevicePtr& device) {
   const DType dtype = import_dtype(dl);
   Span span = span_of(dl, dtype);
   const bool aligned = reinterpret_cast<uintptr_t>(span.base) % dtype_size(dtype) == 0;
-  if (!read_only && aligned && span.numel > 0)
+  const bool share = !read_only && aligned && span.numel > 0;
+  if (dl.device.device_type == kDLCUDA) {  // read-only memory is copied on the GPU
+    if (!aligned) throw_dlpack("from_dlpack", "CUDA data not aligned to its element size");
+    Tensor t = wrap_device("from_dlpack", span.base, span.numel, Layout({span.numel}), dtype,
+                           std::move(owner), device);
+    return read_only ? clone(t.view_as(span.layout)) : t.view_as(span.layout);
+  }
+  if (share)
     return wrap_host("from_dlpack", span.base, span.numel, span.layout, dtype, std::move(owner),
                      cpu_device());
   py::gil_scoped_release release;
@@ -196,7 +240,7 @@ Tensor import_tensor(const DLTensor& dl, bool read_only, std::shared_ptr<void> o
 }
 
 template <typename Managed>
-Tensor consume(PyObject* capsule, const char* name, const char* used_name) {
+Tensor consume(PyObject* capsule, const char* name, const char* used_name, py::handle device) {
   auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
   bool read_only = false;
   if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
@@ -206,6 +250,8 @@ Tensor consume(PyObject* capsule, const char* name, const char* used_name) {
     read_only = (m->flags & kFlagReadOnly) != 0;
   }
   import_dtype(m->dl_tensor);  // refuse before taking ownership: the capsule keeps it
+  DevicePtr target =
+      m->dl_tensor.device.device_type == kDLCUDA ? import_device(m->dl_tensor, device) : nullptr;
   // From here the tensor is ember's: the protocol marks the capsule consumed, and the
   // producer's deleter runs exactly once, when the last view of its memory dies.
   PyCapsule_SetName(capsule, used_name);
@@ -213,14 +259,15 @@ Tensor consume(PyObject* capsule, const char* name, const char* used_name) {
     auto* managed = static_cast<Managed*>(p);
     if (managed->deleter) managed->deleter(managed);
   });
-  return import_tensor(m->dl_tensor, read_only, std::move(owner));
+  return import_tensor(m->dl_tensor, read_only, std::move(owner), target);
 }
 
-Tensor from_capsule(py::handle capsule) {
+Tensor from_capsule(py::handle capsule, py::handle device) {
   PyObject* c = capsule.ptr();
   if (PyCapsule_IsValid(c, kVersioned))
-    return consume<DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
-  if (PyCapsule_IsValid(c, kLegacy)) return consume<DLManagedTensor>(c, kLegacy, "used_dltensor");
+    return consume<DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned", device);
+  if (PyCapsule_IsValid(c, kLegacy))
+    return consume<DLManagedTensor>(c, kLegacy, "used_dltensor", device);
   throw_dlpack("from_dlpack",
                "expected an unused DLPack capsule (\"dltensor\" or "
                "\"dltensor_versioned\"); a capsule can be consumed only once");
@@ -232,11 +279,15 @@ void bind_dlpack(py::module_& m, py::class_<Tensor>& cls) {
   cls.def("__dlpack__", &dlpack_export, py::kw_only(), py::arg("stream") = py::none(),
           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
           py::arg("copy") = py::none(),
-          "A DLPack capsule viewing this CPU tensor's memory (no copy unless copy=True).");
+          "A DLPack capsule viewing this tensor's CPU or CUDA memory (no copy unless copy=True); "
+          "on CUDA, `stream` (the consumer's) waits on the GPU for the work queued so far.");
   cls.def("__dlpack_device__", [](const Tensor& t) {
     return py::make_tuple(dl_device_type(*t.device()), t.device()->ordinal());
   });
-  m.def("_from_dlpack_capsule", &from_capsule, py::arg("capsule"));
+  m.def("_from_dlpack_capsule", &from_capsule, py::arg("capsule"), py::arg("device") = py::none());
+  m.def(
+      "_stream_handle", [](const BackendDevice& d) { return d.stream_handle(); }, py::arg("device"),
+      "The integer that DLPack producers take as __dlpack__(stream=) for this Device's queue.");
 }
 
 }  // namespace ember::python

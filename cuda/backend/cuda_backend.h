@@ -24,6 +24,14 @@ class CudaDevice;
 // Throws DeviceError for a failed CUDA call: `what` names the call, `dev` the device.
 void check(cudaError_t err, const char* what, const BackendDevice* dev = nullptr);
 
+// Waits until `event` (or everything queued on `stream`) has run; a device fault surfaces
+// as DeviceError. CUDA has no timed wait, so a long wait polls, and Ctrl-C reaches it
+// between polls when `interruptible`.
+void wait_event(cudaEvent_t event, const char* what, const BackendDevice* dev,
+                bool interruptible = true);
+void wait_stream(cudaStream_t stream, const char* what, const BackendDevice* dev,
+                 bool interruptible = true);
+
 // Makes `ordinal` the calling thread's current GPU for its scope (runtime calls act on it).
 class GpuScope {
  public:
@@ -74,6 +82,11 @@ class CudaDevice : public BackendDevice {
   // The stream waits for `event` (any CUDA instance, any GPU) on the GPU: no host wait.
   void wait_on_device(const Event& event) override;
   EventPtr record_event() override;  // a timing cudaEvent on the stream, no host wait
+  // DLPack: memory of another library on this GPU, and the stream protocol (events).
+  std::unique_ptr<BackendStorage> wrap_device(void* data, int64_t numel, DType dtype,
+                                              std::shared_ptr<void> owner) override;
+  intptr_t stream_handle() const override { return reinterpret_cast<intptr_t>(stream_); }
+  void order_before_stream(intptr_t stream) override;
 
   EMBER_BACKEND_DEVICE_ALLOCATION
   std::map<std::string, std::string> info() const override;
@@ -96,6 +109,8 @@ class CudaDevice : public BackendDevice {
   void check_launch(const char* kernel) const;
   // DeviceError for any CUDA call made in a forked child (CUDA does not survive fork).
   void check_process(const char* op) const;
+  // For destructors: waits for the stream; never throws, nothing in a forked child.
+  void drain_nothrow() const noexcept;
   // DeviceError naming the device and whether its context is still usable.
   [[noreturn]] void raise(cudaError_t err, const std::string& what) const;
 
@@ -116,6 +131,10 @@ class CudaDevice : public BackendDevice {
 class CudaStorage : public BackendStorage {
  public:
   CudaStorage(DevicePtr device, DType dtype, int64_t numel);  // uninitialised
+  // Memory another library owns (DLPack import): `owner` is dropped, not freed by us,
+  // once the work queued on this device so far is done.
+  CudaStorage(DevicePtr device, DType dtype, int64_t numel, void* data,
+              std::shared_ptr<void> owner);
   ~CudaStorage() override;
 
   DType dtype() const override { return dtype_; }
@@ -133,6 +152,7 @@ class CudaStorage : public BackendStorage {
   // An event after all work queued so far on the stream, so after the last write too.
   EventPtr last_write() const override;
   std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr& dst) const override;
+  void* device_memory() const override { return data_; }
   EMBER_BACKEND_STORAGE_OPS
 
  private:
@@ -140,6 +160,7 @@ class CudaStorage : public BackendStorage {
   DType dtype_;
   int64_t numel_;
   void* data_ = nullptr;
+  std::shared_ptr<void> owner_;  // set: the memory is another library's
 };
 
 inline const CudaStorage& as_cuda(const BackendStorage& s) {
@@ -153,5 +174,8 @@ inline CudaStorage& as_cuda(BackendStorage& s) {
 // (double-buffered, so host copies overlap the DMA); both return once done.
 void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
 void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
+
+// Tests only (ops/testing.cu): queues a kernel that traps; the launch itself succeeds.
+void queue_fault(const CudaDevice& dev);
 
 }  // namespace ember::cuda

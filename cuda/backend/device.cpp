@@ -3,9 +3,12 @@
 #include <cublas_v2.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <limits>
+#include <thread>
 
+#include "core/blocking.h"
 #include "core/error.h"
 #include "cuda_backend.h"
 
@@ -71,6 +74,45 @@ GpuScope::~GpuScope() {
   if (previous_ >= 0) (void)cudaSetDevice(previous_);
 }
 
+// ---- host waits
+
+namespace {
+
+// Polls `query` (cudaEventQuery, cudaStreamQuery) until it stops answering NotReady:
+// spins for the first millisecond, as most waits are shorter, then sleeps in 100 us
+// steps so that a long wait leaves the core to others.
+template <typename Query>
+cudaError_t poll_until_done(Query query, bool interruptible) {
+  using Clock = std::chrono::steady_clock;
+  cudaError_t err = query();
+  const auto start = Clock::now();
+  auto next_check = start + kInterruptPoll;
+  while (err == cudaErrorNotReady) {
+    const auto now = Clock::now();
+    if (now - start < std::chrono::milliseconds(1))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (interruptible && now >= next_check) {
+      check_interrupt();  // throws KeyboardInterrupt; the queued work runs on regardless
+      next_check = now + kInterruptPoll;
+    }
+    err = query();
+  }
+  return err;
+}
+
+}  // namespace
+
+void wait_event(cudaEvent_t event, const char* what, const BackendDevice* dev, bool interruptible) {
+  check(poll_until_done([&] { return cudaEventQuery(event); }, interruptible), what, dev);
+}
+
+void wait_stream(cudaStream_t stream, const char* what, const BackendDevice* dev,
+                 bool interruptible) {
+  check(poll_until_done([&] { return cudaStreamQuery(stream); }, interruptible), what, dev);
+}
+
 // ---- events
 
 CudaEvent::CudaEvent(const CudaDevice& device, cudaEvent_t event)
@@ -88,7 +130,7 @@ bool CudaEvent::completed() const {
 }
 
 void CudaEvent::wait() const {
-  check(cudaEventSynchronize(event_), "waiting for queued work", &device_);
+  wait_event(event_, "waiting for queued work", &device_);
 }
 
 double CudaEvent::elapsed_ms_since(const Event& start) const {
@@ -161,6 +203,40 @@ void CudaDevice::check_process(const char* op) const {
         .with("device", std::const_pointer_cast<BackendDevice>(shared_from_this()));
 }
 
+void CudaDevice::drain_nothrow() const noexcept {
+  if (getpid() != owner_pid_) return;
+  GpuScope scope(ordinal_, std::nothrow);
+  if (scope.ok()) (void)cudaStreamSynchronize(stream_);
+  (void)cudaGetLastError();
+}
+
+// ---- DLPack: another library's memory and streams
+
+std::unique_ptr<BackendStorage> CudaDevice::wrap_device(void* data, int64_t numel, DType dtype,
+                                                        std::shared_ptr<void> owner) {
+  check_process("import memory");
+  return std::make_unique<CudaStorage>(shared_from_this(), dtype, numel, data, std::move(owner));
+}
+
+namespace {
+
+// DLPack's integers for the consumer's stream: 1 the legacy default, 2 per-thread.
+cudaStream_t dlpack_stream(intptr_t stream) {
+  if (stream == 1) return cudaStreamLegacy;
+  if (stream == 2) return cudaStreamPerThread;
+  return reinterpret_cast<cudaStream_t>(stream);
+}
+
+}  // namespace
+
+void CudaDevice::order_before_stream(intptr_t stream) {
+  check_process("share memory");
+  auto ev = record();
+  GpuScope scope(ordinal_);
+  check(cudaStreamWaitEvent(dlpack_stream(stream), ev->handle(), 0),
+        "making the consumer's stream wait (DLPack)", this);
+}
+
 void CudaDevice::check_launch(const char* kernel) const {
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) raise(err, std::string("launching kernel ") + kernel);
@@ -169,7 +245,7 @@ void CudaDevice::check_launch(const char* kernel) const {
 void CudaDevice::synchronize() {
   check_process("synchronize");
   ++host_waits_;
-  check(cudaStreamSynchronize(stream_), "waiting for queued work", this);
+  wait_stream(stream_, "waiting for queued work", this);
 }
 
 bool CudaDevice::query() const {
@@ -354,7 +430,8 @@ DevicePtr open_device(int64_t ordinal, bool new_stream) {
 
 const bool registered = register_backend(BackendFactory{
     "cuda", [] { return int64_t(gpu_count()); }, [] { return unavailable_reason(); },
-    [](int64_t ordinal, bool new_instance) { return open_device(ordinal, new_instance); }});
+    [](int64_t ordinal, bool new_instance) { return open_device(ordinal, new_instance); },
+    [](BackendDevice& d) { queue_fault(static_cast<CudaDevice&>(d)); }});
 
 }  // namespace
 

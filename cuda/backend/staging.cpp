@@ -62,16 +62,19 @@ void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size
   GpuScope scope(dev.gpu());
   cudaStream_t s = dev.stream();
   if (bytes <= kDirect || is_pinned(src)) {
+    // The wait for queued work may be long: it may end in Ctrl-C while nothing of `src`
+    // is queued yet. The copy's own wait is short and is not interrupted.
+    wait_stream(s, "copying to the GPU", &dev);
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync", &dev);
     // The caller may free or change `src` once we return.
-    check(cudaStreamSynchronize(s), "copying to the GPU", &dev);
+    wait_stream(s, "copying to the GPU", &dev, /*interruptible=*/false);
     return;
   }
   Staging& st = staging(dev);
   std::lock_guard<std::mutex> lock(st.mu);
   for (size_t off = 0, i = 0; off < bytes; off += kChunk, i ^= 1) {
     const size_t n = std::min(kChunk, bytes - off);
-    check(cudaEventSynchronize(st.done[i]), "copying to the GPU", &dev);  // buffer i free
+    wait_event(st.done[i], "copying to the GPU", &dev, false);  // buffer i is free
     host_copy(st.buf[i], static_cast<const char*>(src) + off, n);
     check(cudaMemcpyAsync(static_cast<char*>(dst) + off, st.buf[i], n, cudaMemcpyHostToDevice, s),
           "cudaMemcpyAsync", &dev);
@@ -83,9 +86,11 @@ void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size
 void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes) {
   GpuScope scope(dev.gpu());
   cudaStream_t s = dev.stream();
+  // As above: only the wait before anything is copied into `dst` may end in Ctrl-C.
+  wait_stream(s, "copying from the GPU", &dev);
   if (bytes <= kDirect || is_pinned(dst)) {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync", &dev);
-    check(cudaStreamSynchronize(s), "copying from the GPU", &dev);
+    wait_stream(s, "copying from the GPU", &dev, /*interruptible=*/false);
     return;
   }
   Staging& st = staging(dev);
@@ -100,7 +105,7 @@ void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size
   start(0, 0);
   for (size_t off = 0, i = 0; off < bytes; off += kChunk, i ^= 1) {
     if (off + kChunk < bytes) start(off + kChunk, int(i ^ 1));  // the next DMA runs meanwhile
-    check(cudaEventSynchronize(st.done[i]), "copying from the GPU", &dev);
+    wait_event(st.done[i], "copying from the GPU", &dev, /*interruptible=*/false);
     host_copy(static_cast<char*>(dst) + off, st.buf[i], std::min(kChunk, bytes - off));
   }
 }

@@ -13,8 +13,19 @@ CudaStorage::CudaStorage(DevicePtr device, DType dtype, int64_t numel)
   data_ = cuda().allocate(size_t(numel) * dtype_size(dtype));
 }
 
+CudaStorage::CudaStorage(DevicePtr device, DType dtype, int64_t numel, void* data,
+                         std::shared_ptr<void> owner)
+    : device_(std::move(device)),
+      dtype_(dtype),
+      numel_(numel),
+      data_(data),
+      owner_(std::move(owner)) {}
+
 CudaStorage::~CudaStorage() {
-  cuda().free(data_);  // stream-ordered: after every kernel queued that uses it
+  if (!owner_)
+    cuda().free(data_);  // stream-ordered: after the kernels queued on it
+  else
+    cuda().drain_nothrow();  // the owner frees at once, not in stream order: wait first
 }
 
 void CudaStorage::to_host(void* dst) const {

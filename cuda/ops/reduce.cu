@@ -205,7 +205,15 @@ void launch(const CudaStorage& in, const Layout& src, int64_t reduced_dims, Out*
   GpuScope scope(dev.gpu());
   cudaStream_t st = dev.stream();
   const bool rows = s.reduced.ndim == 1 && s.reduced.stride[0][0] == 1;
-  const int64_t blocks_wanted = int64_t(dev.sm_count()) * 8;
+  // Exactly the blocks the GPU holds at once: a split row then runs in one wave, with no
+  // tail of a second, part-empty one (the kernel's registers decide how many fit).
+  static const int per_sm = [] {
+    int n = 0;
+    (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, reduce_rows<T, Acc, Out>, kBlock, 0);
+    (void)cudaGetLastError();
+    return std::max(n, 1);
+  }();
+  const int64_t blocks_wanted = int64_t(dev.sm_count()) * per_sm;
   constexpr int V = vec_width<T>();
   bool dense = rows && aligned16(in.ptr<T>() + s.kept.offset[0]);
   for (int d = 0; d < s.kept.ndim && dense; ++d) dense = s.kept.stride[0][d] % V == 0;

@@ -119,31 +119,51 @@ def tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_dlpack(obj, dtype=None, device=None) -> Tensor:
-    """A tensor sharing a DLPack producer's CPU memory: any object with ``__dlpack__``, or
-    a raw capsule (read-only memory is copied). Other devices raise DLPackError."""
+    """A tensor sharing a DLPack producer's CPU or CUDA memory: any object with
+    ``__dlpack__``, or a raw capsule (read-only memory is copied). CUDA memory lands on
+    ``device`` when it is a CUDA Device of that GPU, else on the GPU's shared Device; the
+    producer is asked to order its work before that Device's stream. Other memory (Metal,
+    ...) raises DLPackError."""
+    target = None
     if type(obj).__name__ == "PyCapsule":
         capsule = obj
     elif hasattr(obj, "__dlpack__"):
-        if hasattr(obj, "__dlpack_device__") and int(obj.__dlpack_device__()[0]) != 1:
+        where = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+        kind, ordinal = int(where[0]), int(where[1])
+        kwargs = {}
+        if kind == 2:  # kDLCUDA: the producer's work must come before our stream's
+            target = _cuda_target(ordinal, device)
+            kwargs["stream"] = _core._stream_handle(target)
+        elif kind not in (1, 3):  # kDLCPU, kDLCUDAHost
             raise DLPackError(
-                f"from_dlpack: the data is on DLPack device {tuple(obj.__dlpack_device__())}; "
-                "only CPU memory can be imported: move it to the CPU on the producer's side",
+                f"from_dlpack: the data is on DLPack device {(kind, ordinal)}; only CPU and "
+                "CUDA memory can be imported: move it to the CPU on the producer's side",
                 op="from_dlpack",
             )
         try:
-            capsule = obj.__dlpack__(max_version=(1, 0))
+            capsule = obj.__dlpack__(max_version=(1, 0), **kwargs)
         except TypeError:  # a producer from before DLPack 1.0
-            capsule = obj.__dlpack__()
+            capsule = obj.__dlpack__(**kwargs)
     else:
         raise InvalidTypeError(
             f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got "
             f"{type(obj).__name__}",
             op="from_dlpack",
         )
-    out = _core._from_dlpack_capsule(capsule)
+    out = _core._from_dlpack_capsule(capsule, target)
     if dtype is not None:
         out = out.to_dtype(dtype)
     return out if device is None else out.to_device(device)
+
+
+def _cuda_target(ordinal: int, device):
+    """The ember Device that takes CUDA memory of GPU `ordinal`: `device` when it is a CUDA
+    Device there, else the GPU's shared one (a move to `device` follows)."""
+    if device is not None:
+        d = _core.device(device)
+        if d.kind == "cuda" and d.ordinal == ordinal:
+            return d
+    return _core.device(f"cuda:{ordinal}")
 
 
 def _rebuild(array, dtype, device):
