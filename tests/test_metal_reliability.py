@@ -19,6 +19,11 @@ import pytest
 pytestmark = pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 
 EMULATOR = {"EMBER_METAL_EMULATOR": "1"} if sys.platform != "darwin" else {}
+# ThreadSanitizer (README, "Development") runs emulated kernels 15-20x slower: the long
+# loops below then work on smaller tensors, so that they end in run_python's two minutes
+# and Ctrl-C lands in a dispatch as short as in a normal build. Each bound keeps a wide
+# margin over what the bug it catches would give.
+TSAN = "libtsan" in os.environ.get("LD_PRELOAD", "")
 
 
 def run_python(code: str):
@@ -27,13 +32,14 @@ def run_python(code: str):
 
 def test_empty_cache_while_another_thread_runs_ops():
     # Freed buffers that queued work still reads stay pooled through empty_cache().
+    n = 1 << 16 if TSAN else 1 << 20
     r = run_python(
-        """
+        f"""
         import threading
         import ember, numpy as np
 
         d = ember.device("metal")
-        a = ember.tensor(np.arange(1 << 20, dtype=np.float32), device=d)
+        a = ember.tensor(np.arange({n}, dtype=np.float32), device=d)
         errors = []
 
         def work():
@@ -41,7 +47,7 @@ def test_empty_cache_while_another_thread_runs_ops():
                 for i in range(300):
                     c = a + 1
                     if i % 50 == 0:
-                        assert c[-1].item() == 1 << 20
+                        assert c[-1].item() == {n}
             except BaseException as e:
                 errors.append(repr(e))
 
@@ -61,8 +67,9 @@ def test_empty_cache_while_another_thread_runs_ops():
 def test_a_long_loop_of_ops_keeps_memory_flat():
     # The host may run only a few command buffers ahead of the queue, so freed results
     # are reused instead of piling up behind work the device has not done yet.
+    n = 1 << 16 if TSAN else 1 << 18  # results of 256 KiB (TSan) or 1 MiB
     r = run_python(
-        """
+        f"""
         import os
         import ember, numpy as np
 
@@ -71,11 +78,11 @@ def test_a_long_loop_of_ops_keeps_memory_flat():
             return pages * os.sysconf("SC_PAGE_SIZE") >> 20
 
         d = ember.device("metal")
-        a = ember.tensor(np.zeros(1 << 18, dtype=np.float32), device=d)
+        a = ember.tensor(np.zeros({n}, dtype=np.float32), device=d)
         for _ in range(300):
             c = a + 1
         warm = rss_mib()
-        for _ in range(1200):  # 1.2 GiB of results if none were reused
+        for _ in range(1200):  # 1.2 GiB of results if none were reused (TSan: 300 MiB)
             c = a + 1
         assert c[-1].item() == 1.0
         print("growth", rss_mib() - warm)
@@ -121,16 +128,19 @@ def test_a_forked_child_gets_device_error_not_a_hang():
     assert "child 0 parent 3.0" in r.stdout, r.stdout
 
 
-# Work that keeps the emulated queue busy for seconds, and the wait Ctrl-C lands in.
+# Work that keeps the emulated queue busy for seconds, and the wait Ctrl-C lands in. The
+# exit waits for the dispatch running then: N elements under TSan take about as long as
+# 16 N in a normal build.
+N = 1 << 18 if TSAN else 1 << 22
 INTERRUPTED = {
     "a loop of ops": """
-        a = ember.tensor(np.zeros(1 << 21, dtype=np.float32), device=d)
+        a = ember.tensor(np.zeros(N // 2, dtype=np.float32), device=d)
         print("running", flush=True)
         while True:
             c = a + 1
         """,
     "synchronize on a long queue": """
-        a = ember.zeros(1 << 22, device=d)
+        a = ember.zeros(N, device=d)
         for _ in range(100):  # seconds of emulated work, queued without a wait
             a += 1
         print("running", flush=True)
@@ -141,7 +151,7 @@ INTERRUPTED = {
 
 @pytest.mark.parametrize("case", sorted(INTERRUPTED))
 def test_ctrl_c_interrupts_a_long_wait_and_the_process_exits(case):
-    code = "import ember, numpy as np\nd = ember.Device.metal()\n" + textwrap.dedent(
+    code = f"import ember, numpy as np\nd = ember.Device.metal()\nN = {N}\n" + textwrap.dedent(
         INTERRUPTED[case]
     )
     proc = subprocess.Popen(
@@ -192,7 +202,9 @@ def test_a_refused_command_queue_is_a_device_error_and_the_process_goes_on():
     assert "then [2.0, 2.0, 2.0] [3.0]" in r.stdout, r.stdout
 
 
-CAP = 16 << 20
+# Under TSan, results and cap of half: the same ratios, half the work.
+POOL_SCALE = 2 if TSAN else 1
+CAP = (16 << 20) // POOL_SCALE
 
 
 def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
@@ -200,7 +212,7 @@ def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
     # one that the queue still uses (about 60 MB); with it the host waits for the queue.
     # Small enough to stay well inside the timeout under AddressSanitizer.
     r = helpers.run_python(
-        """
+        f"""
         import os
         import ember, numpy as np
 
@@ -209,7 +221,7 @@ def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
             return pages * os.sysconf("SC_PAGE_SIZE") >> 20
 
         d = ember.Device.metal()
-        a = ember.tensor(np.zeros(250_000, dtype=np.float32), device=d)
+        a = ember.tensor(np.zeros({250_000 // POOL_SCALE}, dtype=np.float32), device=d)
         most = 0
         for i in range(600):  # about 60 MB pooled without the cap
             c = a + 1
@@ -226,7 +238,7 @@ def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
     assert int(words[1]) == CAP, r.stdout
     # between two allocations, what was freed behind queued work may pass the cap a little
     # (here the small buffers of one op); the next allocation waits until it is back within
-    assert int(words[3]) <= CAP + (1 << 20), r.stdout
+    assert int(words[3]) <= CAP + (1 << 20) // POOL_SCALE, r.stdout
     # AddressSanitizer's quarantine keeps up to 256 MiB of freed memory by design
     quarantine = 300 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0
     assert int(words[5]) < 2 * (CAP >> 20) + quarantine, r.stdout

@@ -13,6 +13,9 @@ from helpers import run_python
 
 N_THREADS = 4
 ITERATIONS = 200
+# A thread still running after this long hung. ThreadSanitizer (README, "Development") makes
+# the loops 15-20x slower: the Metal ones take up to two minutes there on two cores.
+JOIN_TIMEOUT = 600 if "libtsan" in os.environ.get("LD_PRELOAD", "") else 120
 
 
 def run_threads(target, n=N_THREADS):
@@ -30,7 +33,7 @@ def run_threads(target, n=N_THREADS):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=120)
+        t.join(timeout=JOIN_TIMEOUT)
     assert not any(t.is_alive() for t in threads), "a thread hung"
     if errors:
         raise errors[0]
