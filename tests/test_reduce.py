@@ -100,10 +100,10 @@ def test_mean(device, dim, keepdim, rng):
             np.testing.assert_array_equal(ember.mean(t, dim, keepdim=keepdim).numpy(), got.numpy())
 
 
-@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("op", ["amax", "amin"])
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", DIMS, ids=str)
-def test_max_min(device, dtype, op, dim, keepdim, rng):
+def test_amax_amin(device, dtype, op, dim, keepdim, rng):
     if not require_dtype(device, dtype):
         return
     for layout in LAYOUTS:
@@ -113,14 +113,45 @@ def test_max_min(device, dtype, op, dim, keepdim, rng):
         check_exact(getattr(ember, op)(t, dim, keepdim=keepdim), ref, dtype)
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_max_min_with_a_dim_give_values_and_indices(device, dtype, op, dim, keepdim, rng):
+    # PyTorch's named pair: `v, i = t.max(dim=1)` unpacks values and indices, not rows
+    if not require_dtype(device, dtype):
+        return
+    for layout in LAYOUTS:
+        for kind in ("normal", "small"):  # "small" makes ties: the first index wins
+            t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
+            method, function = getattr(t, op)(dim=dim, keepdim=keepdim), getattr(ember, op)
+            for r in (method, function(t, dim, keepdim)):
+                values, indices = r
+                assert type(r).__name__ == op and r.values is values and r.indices is indices
+                check_exact(values, getattr(np, op)(x, axis=dim, keepdims=keepdim), dtype, device)
+                arg = getattr(np, "arg" + op)(x, axis=dim, keepdims=keepdim)
+                check_exact(indices, np.asarray(arg), "int64", device)
+
+
+def test_max_min_without_a_dim_give_the_value_and_refuse_several_dims(device):
+    t = ember.tensor([[1.0, 5.0], [3.0, -2.0]], device=device)
+    assert t.max().item() == 5.0 and ember.min(t).item() == -2.0
+    assert t.max(np.int64(1)).values.tolist() == [5.0, 3.0]  # numpy ints are ints
+    for bad in ((0, 1), 1.0, "a", True):
+        with pytest.raises(ember.InvalidTypeError) as info:
+            t.max(dim=bad)
+        assert "amax(dim=(...))" in str(info.value) and info.value.op == "max"
+    assert t.amax(dim=(0, 1)).item() == 5.0
+
+
 def test_max_min_with_nan(device):
     for name in FLOAT_DTYPES:
         if not require_dtype(device, name):
             continue
         x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
         t = ember.tensor(x, dtype=edtype(name), device=device)
-        check_exact(t.max(dim=1), np.array([np.nan, 6.0]), name)
-        check_exact(t.min(dim=1), np.array([np.nan, 4.0]), name)
+        check_exact(t.max(dim=1).values, np.array([np.nan, 6.0]), name)
+        check_exact(t.min(dim=1).values, np.array([np.nan, 4.0]), name)
+        assert t.max(dim=1).indices.tolist() == [1, 2]  # the NaN's index, as numpy's argmax
         assert np.isnan(t.max().item())
 
 
@@ -182,7 +213,8 @@ def test_reduce_zero_size(device, dtype):
     check_exact(t.sum(dim=0), np.zeros(3), out)
     check_exact(t.sum(), np.array(0), out)
     check_exact(t.sum(dim=1), np.zeros(0), out)
-    check_exact(t.max(dim=1), np.zeros(0), dtype)
+    check_exact(t.amax(dim=1), np.zeros(0), dtype)
+    check_exact(t.max(dim=1).indices, np.zeros(0), "int64")
     check_exact(t.argmax(dim=1), np.zeros(0), "int64")
     check_exact(t.sum(dim=1, keepdim=True), np.zeros((0, 1)), out)
 
@@ -248,7 +280,9 @@ def test_sum_max_random_shapes(device, shape, data, seed):
     if 0 in reduced and 0 not in kept:
         return  # no identity for max
     if 0 not in reduced:
-        check_exact(t.max(dim=dim, keepdim=keepdim), np.max(x, axis=dim, keepdims=keepdim), "int64")
+        check_exact(
+            t.amax(dim=dim, keepdim=keepdim), np.max(x, axis=dim, keepdims=keepdim), "int64"
+        )
 
 
 # ---- softmax

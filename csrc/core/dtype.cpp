@@ -17,4 +17,20 @@ bool dtype_is_float(DType d) {
   return d == DType::F32 || d == DType::F16 || d == DType::BF16 || d == DType::F64;
 }
 
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  const bool fa = dtype_is_float(a), fb = dtype_is_float(b);
+  if (fa != fb) return fa ? a : b;  // the float side
+  if (fa) {
+    if (a == DType::F64 || b == DType::F64) return DType::F64;
+    return DType::F32;  // f32 with a 16-bit float, or float16 with bfloat16
+  }
+  if (a == DType::I64 || b == DType::I64) return DType::I64;
+  return DType::U32;  // uint8 with uint32
+}
+
+bool can_write_into(DType from, DType to) {
+  return dtype_is_float(to) || !dtype_is_float(from);
+}
+
 }  // namespace ember

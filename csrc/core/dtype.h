@@ -13,6 +13,12 @@ constexpr int kNumDTypes = 7;
 size_t dtype_size(DType d);
 const char* dtype_name(DType d);  // numpy spelling: "float32", "int64", ...
 bool dtype_is_float(DType d);
+// PyTorch's promotion of two tensors' dtypes: the higher category (integers < floats),
+// then the wider type; float16 with bfloat16 gives float32, uint8 with uint32 uint32.
+DType promote_types(DType a, DType b);
+// Whether a result of dtype `from` may be written into a tensor of dtype `to` (out=, in
+// place): anything but a float into an integer, as PyTorch's can_cast.
+bool can_write_into(DType from, DType to);
 
 // IEEE half stored as bits; arithmetic goes through float.
 struct f16 {

@@ -7,16 +7,31 @@ namespace ember {
 namespace {
 
 // The destination of an elementwise op: `out` checked against the result's facts,
-// or a fresh tensor. Shapes first, then devices, then dtypes.
+// or a fresh tensor. Shapes first, then devices, then dtypes. With `cast_ok`, `out` may
+// have another dtype that the result can be written into (the caller casts into it).
 Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape& shape,
-                   DType dtype, const Tensor& input) {
+                   DType dtype, const Tensor& input, bool cast_ok = false) {
   if (!out) return empty(shape, dtype, input.device(), op);
   if (out->shape() != shape)
     throw_shape_mismatch(op, shape, out->shape(), "the out= tensor must have the result's shape");
   Storage::check_same_device(op, *input.storage(), *out->storage());
-  if (out->dtype() != dtype) throw_dtype_mismatch(op, dtype, out->dtype());
+  if (out->dtype() != dtype && !(cast_ok && can_write_into(dtype, out->dtype())))
+    throw Error(ErrorKind::DTypeMismatch,
+                std::string(op) + ": the result is " + dtype_name(dtype) +
+                    ", which cannot be written into a tensor of dtype " + dtype_name(out->dtype()) +
+                    " (out= or in place); " +
+                    (cast_ok ? "a float result never goes into an integer tensor: " : "") +
+                    "write into a " + dtype_name(dtype) + " tensor instead")
+        .with("op", std::string(op))
+        .with("lhs", dtype)
+        .with("rhs", out->dtype());
   check_writable(op, *out);
   return *out;
+}
+
+// `t` in dtype `d`: itself when it has it (no copy), else its cast, kept in `keep`.
+const Tensor& promoted(const Tensor& t, DType d, std::optional<Tensor>& keep) {
+  return t.dtype() == d ? t : keep.emplace(to_dtype(t, d));
 }
 
 // Runs `kernel(dst)` into `dst`, through a temporary when dst overlaps an input.
@@ -65,14 +80,24 @@ Tensor affine(const Tensor& t, double mul, double add) {
   return dst;
 }
 
-Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs, const std::optional<Tensor>& out) {
+Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
+              const std::optional<Tensor>& out) {
   const char* name = binary_name(op);
-  Shape shape =
-      lhs.shape() == rhs.shape() ? lhs.shape() : broadcast_shapes(name, lhs.shape(), rhs.shape());
-  Storage::check_same_device(name, *lhs.storage(), *rhs.storage());
-  if (lhs.dtype() != rhs.dtype()) throw_dtype_mismatch(name, lhs.dtype(), rhs.dtype());
-  check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
-  Tensor dst = destination(name, out, shape, lhs.dtype(), lhs);
+  Shape shape = lhs_in.shape() == rhs_in.shape()
+                    ? lhs_in.shape()
+                    : broadcast_shapes(name, lhs_in.shape(), rhs_in.shape());
+  Storage::check_same_device(name, *lhs_in.storage(), *rhs_in.storage());
+  // PyTorch's promotion. (Integer div stays floor division until ember has `//`.)
+  const DType dtype = promote_types(lhs_in.dtype(), rhs_in.dtype());
+  check_op_dtype(name, op_info(op).cls, dtype, lhs_in.device());
+  Tensor dst = destination(name, out, shape, dtype, lhs_in, /*cast_ok=*/true);
+  if (dst.dtype() != dtype) {  // e.g. float16 += float32: computed in float32, then cast
+    copy_into(binary(op, lhs_in, rhs_in, std::nullopt), dst, name);
+    return dst;
+  }
+  std::optional<Tensor> lhs_cast, rhs_cast;
+  const Tensor& lhs = promoted(lhs_in, dtype, lhs_cast);
+  const Tensor& rhs = promoted(rhs_in, dtype, rhs_cast);
   // Same shapes need no broadcast views (and no copies of the layouts).
   const bool same = lhs.shape() == rhs.shape();
   Layout lb, rb;
@@ -86,11 +111,14 @@ Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs, const std::opti
   });
 }
 
-Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs) {
+Tensor cmp(CmpOp op, const Tensor& lhs_in, const Tensor& rhs_in) {
   const char* name = cmp_name(op);
-  Shape shape = broadcast_shapes(name, lhs.shape(), rhs.shape());
-  Storage::check_same_device(name, *lhs.storage(), *rhs.storage());
-  if (lhs.dtype() != rhs.dtype()) throw_dtype_mismatch(name, lhs.dtype(), rhs.dtype());
+  Shape shape = broadcast_shapes(name, lhs_in.shape(), rhs_in.shape());
+  Storage::check_same_device(name, *lhs_in.storage(), *rhs_in.storage());
+  const DType common = promote_types(lhs_in.dtype(), rhs_in.dtype());  // compared in it
+  std::optional<Tensor> lhs_cast, rhs_cast;
+  const Tensor& lhs = promoted(lhs_in, common, lhs_cast);
+  const Tensor& rhs = promoted(rhs_in, common, rhs_cast);
   check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
   Tensor dst = empty(shape, op_result_dtype(op_info(op).cls, lhs.dtype()), lhs.device(), name);
   Layout l = lhs.layout().broadcast_to(name, shape), r = rhs.layout().broadcast_to(name, shape);
@@ -99,13 +127,15 @@ Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs) {
   return dst;
 }
 
-Tensor where(const Tensor& cond, const Tensor& on_true, const Tensor& on_false) {
-  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), on_true.shape()),
-                                 on_false.shape());
-  Storage::check_same_device("where", *cond.storage(), *on_true.storage());
-  Storage::check_same_device("where", *on_true.storage(), *on_false.storage());
-  if (on_true.dtype() != on_false.dtype())
-    throw_dtype_mismatch("where", on_true.dtype(), on_false.dtype());
+Tensor where(const Tensor& cond, const Tensor& true_in, const Tensor& false_in) {
+  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), true_in.shape()),
+                                 false_in.shape());
+  Storage::check_same_device("where", *cond.storage(), *true_in.storage());
+  Storage::check_same_device("where", *true_in.storage(), *false_in.storage());
+  const DType common = promote_types(true_in.dtype(), false_in.dtype());  // the branches'
+  std::optional<Tensor> true_cast, false_cast;
+  const Tensor& on_true = promoted(true_in, common, true_cast);
+  const Tensor& on_false = promoted(false_in, common, false_cast);
   Tensor dst = empty(shape, on_true.dtype(), cond.device(), "where");
   Layout c = cond.layout().broadcast_to("where", shape);
   Layout t = on_true.layout().broadcast_to("where", shape);

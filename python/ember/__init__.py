@@ -89,6 +89,8 @@ from .errors import (
 # Every op of the op table (csrc/core/ops.def) is an ember function of its name.
 _TABLE_OPS = sorted({row[1] for row in _core._op_table()})
 globals().update({name: getattr(_core, name) for name in _TABLE_OPS})
+# ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
+from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
 
 __version__ = _core.__version__
 
@@ -113,6 +115,8 @@ __all__ = [
     "ShapeMismatchError",
     "Tensor",
     "UnsupportedDTypeError",
+    "amax",
+    "amin",
     "arange",
     "bfloat16",
     "broadcast_to",
