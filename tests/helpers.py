@@ -18,6 +18,12 @@ import ember
 import numpy as np
 import pytest
 
+# The sanitizer preloaded into this run, if any: "asan" (CI's ASan + UBSan suite) or
+# "tsan" (the README's ThreadSanitizer run). Emulated kernels run 3-20x slower under one,
+# so the long loops of the threading and memory tests do less work there.
+_PRELOAD = os.environ.get("LD_PRELOAD", "")
+SANITIZER = next((s for s in ("tsan", "asan") if f"lib{s}" in _PRELOAD), None)
+
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "uint32", "uint8"]
 FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
 INT_DTYPES = ["int64", "uint32", "uint8"]

@@ -19,11 +19,11 @@ import pytest
 pytestmark = pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 
 EMULATOR = {"EMBER_METAL_EMULATOR": "1"} if sys.platform != "darwin" else {}
-# ThreadSanitizer (README, "Development") runs emulated kernels 15-20x slower: the long
-# loops below then work on smaller tensors, so that they end in run_python's two minutes
-# and Ctrl-C lands in a dispatch as short as in a normal build. Each bound keeps a wide
-# margin over what the bug it catches would give.
-TSAN = "libtsan" in os.environ.get("LD_PRELOAD", "")
+# Sanitizers run emulated kernels 3-20x slower (ThreadSanitizer the most): the long loops
+# below then work on smaller tensors, so that they end in run_python's two minutes and
+# Ctrl-C lands in a dispatch as short as in a normal build. Each bound keeps a wide margin
+# over what the bug it catches would give.
+SANITIZED = helpers.SANITIZER is not None
 
 
 def run_python(code: str):
@@ -32,7 +32,7 @@ def run_python(code: str):
 
 def test_empty_cache_while_another_thread_runs_ops():
     # Freed buffers that queued work still reads stay pooled through empty_cache().
-    n = 1 << 16 if TSAN else 1 << 20
+    n = 1 << 16 if SANITIZED else 1 << 20
     r = run_python(
         f"""
         import threading
@@ -67,7 +67,7 @@ def test_empty_cache_while_another_thread_runs_ops():
 def test_a_long_loop_of_ops_keeps_memory_flat():
     # The host may run only a few command buffers ahead of the queue, so freed results
     # are reused instead of piling up behind work the device has not done yet.
-    n = 1 << 16 if TSAN else 1 << 18  # results of 256 KiB (TSan) or 1 MiB
+    n = 1 << 16 if SANITIZED else 1 << 18  # results of 256 KiB (sanitizers) or 1 MiB
     r = run_python(
         f"""
         import os
@@ -131,7 +131,7 @@ def test_a_forked_child_gets_device_error_not_a_hang():
 # Work that keeps the emulated queue busy for seconds, and the wait Ctrl-C lands in. The
 # exit waits for the dispatch running then: N elements under TSan take about as long as
 # 16 N in a normal build.
-N = 1 << 18 if TSAN else 1 << 22
+N = 1 << 18 if SANITIZED else 1 << 22
 INTERRUPTED = {
     "a loop of ops": """
         a = ember.tensor(np.zeros(N // 2, dtype=np.float32), device=d)
@@ -202,8 +202,8 @@ def test_a_refused_command_queue_is_a_device_error_and_the_process_goes_on():
     assert "then [2.0, 2.0, 2.0] [3.0]" in r.stdout, r.stdout
 
 
-# Under TSan, results and cap of half: the same ratios, half the work.
-POOL_SCALE = 2 if TSAN else 1
+# Under a sanitizer, results and cap of half: the same ratios, half the work.
+POOL_SCALE = 2 if SANITIZED else 1
 CAP = (16 << 20) // POOL_SCALE
 
 
@@ -240,7 +240,7 @@ def test_the_buffer_pool_keeps_to_its_cap_through_a_long_loop():
     # (here the small buffers of one op); the next allocation waits until it is back within
     assert int(words[3]) <= CAP + (1 << 20) // POOL_SCALE, r.stdout
     # AddressSanitizer's quarantine keeps up to 256 MiB of freed memory by design
-    quarantine = 300 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0
+    quarantine = 300 if helpers.SANITIZER == "asan" else 0
     assert int(words[5]) < 2 * (CAP >> 20) + quarantine, r.stdout
 
 

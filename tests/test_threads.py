@@ -9,13 +9,15 @@ import threading
 import ember
 import numpy as np
 import pytest
-from helpers import run_python
+from helpers import SANITIZER, run_python
 
 N_THREADS = 4
-ITERATIONS = 200
+# Sanitizers make the emulated Metal loops 3-20x slower: fewer rounds there, each of them
+# still interleaving all four threads.
+ITERATIONS = 200 if SANITIZER is None else 64
 # A thread still running after this long hung. ThreadSanitizer (README, "Development") makes
 # the loops 15-20x slower: the Metal ones take up to two minutes there on two cores.
-JOIN_TIMEOUT = 600 if "libtsan" in os.environ.get("LD_PRELOAD", "") else 120
+JOIN_TIMEOUT = 600 if SANITIZER == "tsan" else 120
 
 
 def run_threads(target, n=N_THREADS):
