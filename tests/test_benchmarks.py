@@ -411,3 +411,16 @@ def test_gpu_facts_in_machine_description():
     assert machine.gpu_lines({"gpus": {}}) == []
     failed = machine._gpus({"devices": {"cuda:0": {"info": "RuntimeError: no"}}}, None)
     assert "info() failed" in machine.gpu_lines({"gpus": failed})[0]
+
+
+def test_the_metal_memory_loop_reports_rss_and_says_flat():
+    # A short run of benchmarks.metal_memory (its default: 5000 ops of 1e6 elements)
+    cmd = [sys.executable, "-m", "benchmarks.metal_memory", "--ops", "300", "--numel", "4096"]
+    cmd += ["--every", "100", "--warmup", "100"]
+    env = {**os.environ, "EMBER_METAL_EMULATOR": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "300 ops of c = a + 1 on 4096 float32 elements, no synchronize()"
+    assert [line.split()[0] for line in lines[2:5]] == ["100", "200", "300"]
+    assert lines[-1].startswith("growth after op 100: at most ") and lines[-1].endswith(": flat")
