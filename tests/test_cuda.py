@@ -16,7 +16,7 @@ import ember
 import helpers
 import numpy as np
 import pytest
-from helpers import DTYPES, NP_DTYPE, edtype, rand_array
+from helpers import DTYPES, NP_DTYPE, edtype, long_identity_chain, rand_array
 
 BUILT = "cuda" in ember.compiled_backends()
 HAVE_GPU = ember.cuda_is_available()
@@ -40,15 +40,6 @@ def test_cuda_availability_is_asked_of_the_machine():
     with pytest.raises(ember.DeviceNotFoundError) as info:
         ember.Device.cuda(count)
     assert info.value.count == count and info.value.ordinal == count
-
-
-def long_identity_chain(d: ember.Device, x: np.ndarray, steps: int = 40) -> ember.Tensor:
-    """x after `steps` products with the identity: long GPU work whose result is exact."""
-    y = ember.tensor(x, device=d)
-    eye = ember.tensor(np.eye(x.shape[1], dtype=np.float32), device=d)
-    for _ in range(steps):
-        y = y @ eye
-    return y
 
 
 @gpu_only

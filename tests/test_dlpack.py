@@ -13,7 +13,7 @@ import gc
 import ember
 import numpy as np
 import pytest
-from helpers import DTYPES, NP_DTYPE
+from helpers import DTYPES, NP_DTYPE, long_identity_chain
 from numpy.lib.stride_tricks import as_strided
 
 NUMPY_DTYPES = [d for d in DTYPES if d != "bfloat16"]
@@ -277,16 +277,6 @@ def test_a_raw_capsules_deleter_runs_once_when_the_last_view_dies():
 # ---- CUDA: zero-copy both ways, the stream protocol
 
 cuda_only = pytest.mark.skipif(not ember.cuda_is_available(), reason="needs a CUDA GPU")
-
-
-def long_identity_chain(d, x: np.ndarray, steps: int = 40):
-    """x after `steps` products with the identity, queued on d: ~0.1 s of GPU work whose
-    result is exact, so that a reader not ordered after it sees a stale buffer."""
-    y = ember.tensor(x, device=d)
-    eye = ember.tensor(np.eye(x.shape[1], dtype=np.float32), device=d)
-    for _ in range(steps):
-        y = y @ eye
-    return y
 
 
 @cuda_only
