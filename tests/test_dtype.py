@@ -242,7 +242,7 @@ def test_tensor_properties(device):
     assert t.ndim == 3
     assert t.dtype == ember.uint8
     assert t.device.same_device(device)
-    assert t.size == 24 and t.numel() == 24
+    assert t.size() == (2, 3, 4) and t.size(-1) == 4 and t.numel() == 24
     assert t.strides == (12, 4, 1)
     assert t.is_contiguous()
     assert len(t) == 2

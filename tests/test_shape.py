@@ -261,7 +261,7 @@ def test_strides_and_contiguity(device):
     t, x = arange_pair((2, 3, 4), device)
     assert t.strides == (12, 4, 1)
     assert t.is_contiguous()
-    assert t.ndim == 3 and t.size == 24 and t.numel() == 24 and len(t) == 2
+    assert t.ndim == 3 and t.size() == (2, 3, 4) and t.numel() == 24 and len(t) == 2
     s = t[:, ::2, 1:]
     assert s.strides == elem_strides(x[:, ::2, 1:])
     assert not s.is_contiguous()
@@ -391,3 +391,23 @@ def test_shape_ops_small_dtypes(device, name):
     t = ember.tensor(x, dtype=edtype(name), device=device)
     check_exact(t.permute(2, 0, 1).reshape(4, 6), x.transpose(2, 0, 1).reshape(4, 6), name)
     check_exact(t[:, ::-1, 1::2].contiguous(), x[:, ::-1, 1::2], name)
+
+
+def test_size_is_pytorchs_method(device):
+    t = ember.zeros(2, 3, 4, device=device)
+    s = t.size()
+    assert isinstance(s, ember.Size) and isinstance(s, tuple) and s == t.shape == (2, 3, 4)
+    assert repr(s) == "ember.Size([2, 3, 4])" and s.numel() == 24 == t.numel()
+    assert [t.size(d) for d in (0, 1, 2, -1, -3)] == [2, 3, 4, 4, 2]
+    assert t.size(np.int64(1)) == 3 and t.size(dim=2) == 4
+    for bad in (3, -4):
+        with pytest.raises(ember.IndexOutOfRangeError) as info:
+            t.size(bad)
+        assert info.value.op == "size" and "-3 to 2" in str(info.value)
+    for bad in (1.0, "a", True):
+        with pytest.raises(ember.InvalidTypeError):
+            t.size(bad)
+    z = ember.tensor(5.0, device=device)
+    assert z.size() == () and z.size().numel() == 1
+    with pytest.raises(ember.IndexOutOfRangeError):
+        z.size(0)

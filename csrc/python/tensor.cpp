@@ -82,7 +82,6 @@ void bind_properties(py::class_<Tensor>& cls) {
       .def_property_readonly("ndim", &Tensor::ndim)
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_property_readonly("device", &Tensor::device)
-      .def_property_readonly("size", &Tensor::numel)
       .def("numel", &Tensor::numel)
       .def_property_readonly("strides",
                              [](const Tensor& t) { return to_tuple(t.layout().strides()); })

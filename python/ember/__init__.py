@@ -91,6 +91,7 @@ _TABLE_OPS = sorted({row[1] for row in _core._op_table()})
 globals().update({name: getattr(_core, name) for name in _TABLE_OPS})
 # ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
 from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
+from ._size import Size  # noqa: E402  (also makes Tensor.size() a method)
 
 __version__ = _core.__version__
 
@@ -113,6 +114,7 @@ __all__ = [
     "MoveNotImplementedError",
     "OutOfMemoryError",
     "ShapeMismatchError",
+    "Size",
     "Tensor",
     "UnsupportedDTypeError",
     "amax",
