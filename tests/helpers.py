@@ -7,12 +7,15 @@ same computation done by numpy on the same values.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import ember
 import numpy as np
@@ -243,6 +246,30 @@ def long_identity_chain(d: ember.Device, x: np.ndarray, steps: int = 40) -> embe
     for _ in range(steps):
         y = y @ eye
     return y
+
+
+@contextlib.contextmanager
+def interrupted_when_running(code: str, env=None):
+    """Runs `code` in a fresh interpreter (this environment plus `env`); once it prints
+    "running", waits 0.5 s and sends SIGINT. Yields (the process, the monotonic time of
+    the signal); a child still running on the way out is killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "running"
+        time.sleep(0.5)  # inside the loop or the wait
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        yield proc, sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def run_python(code: str, env=None, drop=(), preexec_fn=None) -> subprocess.CompletedProcess:

@@ -6,9 +6,6 @@ checks what a CUDA build says on a machine that has none."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 
@@ -212,22 +209,11 @@ def test_ctrl_c_reaches_a_long_cuda_wait(wait):
             print("interrupted", d.query(), flush=True)
         """
     ).replace("WAIT", CUDA_WAITS[wait])
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout.readline().strip() == "running"
-        time.sleep(0.5)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+    with helpers.interrupted_when_running(code) as (proc, sent):
         line = proc.stdout.readline().strip()
         took = time.monotonic() - sent
         _, err = proc.communicate(timeout=60)
         exited = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert line == "interrupted False", (line, err[-2000:])  # the queue is still running
     assert took < 0.5, f"KeyboardInterrupt {took:.2f} s after SIGINT"
     assert proc.returncode == 0, err[-2000:]

@@ -5,9 +5,7 @@ in a long wait, a refused command queue, and the buffer pool's cap."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
 import textwrap
 import time
@@ -154,24 +152,9 @@ def test_ctrl_c_interrupts_a_long_wait_and_the_process_exits(case):
     code = f"import ember, numpy as np\nd = ember.Device.metal()\nN = {N}\n" + textwrap.dedent(
         INTERRUPTED[case]
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        env={**os.environ, **EMULATOR},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout.readline().strip() == "running"
-        time.sleep(0.5)  # inside the loop or the wait
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+    with helpers.interrupted_when_running(code, EMULATOR) as (proc, sent):
         _, err = proc.communicate(timeout=30)
         took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert "KeyboardInterrupt" in err, err[-2000:]
     # Python ends an uncaught KeyboardInterrupt by SIGINT: anything else is a crash
     assert proc.returncode == -signal.SIGINT, (proc.returncode, err[-2000:])
