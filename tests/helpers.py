@@ -272,6 +272,12 @@ def interrupted_when_running(code: str, env=None):
             proc.communicate()
 
 
+# For a child that imports helpers: env={"PYTHONPATH": PATH_WITH_HELPERS}.
+PATH_WITH_HELPERS = os.pathsep.join(
+    p for p in (os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH")) if p
+)
+
+
 def run_python(code: str, env=None, drop=(), preexec_fn=None) -> subprocess.CompletedProcess:
     """Runs `code` in a fresh interpreter: this environment less `drop`, plus `env`."""
     full_env = {k: v for k, v in os.environ.items() if k not in drop}

@@ -40,20 +40,32 @@ def test_cuda_availability_is_asked_of_the_machine():
 
 
 @gpu_only
-def test_two_streams_are_not_ordered_but_a_move_between_them_is(rng):
-    a = ember.Device.cuda(0, new_stream=True)
-    b = ember.Device.cuda(0, new_stream=True)
-    x = rand_array(rng, (4096, 4096), "float32")
-    y = long_identity_chain(a, x)  # ~0.1 s of products queued on a
-    small = ember.ones(4, device=b) + 1
-    b.synchronize()  # b's work does not wait for a's
-    assert not a.query(), "b's synchronize waited for a's stream"
-    np.testing.assert_array_equal(small.numpy(), np.full(4, 2.0, np.float32))
-    # The move waits for a's pending products, on the GPU: exact values, not a stale buffer.
-    z = y.to_device(b)
-    assert z.device.same_device(b)
-    np.testing.assert_array_equal(z.numpy(), x)
-    assert a.query()  # b's copy could only run after a's work
+def test_two_streams_are_not_ordered_but_a_move_between_them_is():
+    # In a fresh process: CUDA maps streams onto CUDA_DEVICE_MAX_CONNECTIONS (8) hardware
+    # queues, so after dozens of streams in one process, a and b may share a queue and be
+    # ordered by the hardware, which is not what this test is about.
+    r = helpers.run_python(
+        """
+        import numpy as np, ember
+        from helpers import long_identity_chain
+        a = ember.Device.cuda(0, new_stream=True)
+        b = ember.Device.cuda(0, new_stream=True)
+        x = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
+        y = long_identity_chain(a, x)  # ~0.1 s of products queued on a
+        small = ember.ones(4, device=b) + 1
+        b.synchronize()  # b's work does not wait for a's
+        assert not a.query(), "b's synchronize waited for a's stream"
+        np.testing.assert_array_equal(small.numpy(), np.full(4, 2.0, np.float32))
+        # The move waits for a's pending products, on the GPU: exact, not a stale buffer.
+        z = y.to_device(b)
+        assert z.device.same_device(b)
+        np.testing.assert_array_equal(z.numpy(), x)
+        assert a.query()  # b's copy could only run after a's work
+        print("ok")
+        """,
+        env={"PYTHONPATH": helpers.PATH_WITH_HELPERS},
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
 @gpu_only
@@ -124,8 +136,8 @@ def test_memory_returns_to_the_pool_and_empty_cache_trims_it():
     stats = d.memory_stats()
     assert stats["bytes_in_use"] <= in_use - (64 << 20)
     assert stats["bytes_cached"] >= 64 << 20  # kept for reuse
-    d.empty_cache()
-    assert d.memory_stats()["bytes_cached"] < 64 << 20
+    d.empty_cache()  # other tests' live tensors may keep other blocks of the pool cached
+    assert d.memory_stats()["bytes_cached"] <= stats["bytes_cached"] - (64 << 20)
 
 
 @gpu_only
