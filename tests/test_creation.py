@@ -1,4 +1,4 @@
-"""Creation: zeros, ones, full, arange, eye, rand/randn, tensor(), *_like, dtypes."""
+"""Creation: zeros, ones, empty, full, arange, eye, rand/randn, tensor(), *_like, dtypes."""
 
 from __future__ import annotations
 
@@ -25,6 +25,19 @@ def test_zeros_ones(device, dtype, shape):
         return
     check_exact(ember.zeros(shape, dtype=edtype(dtype), device=device), np.zeros(shape), dtype)
     check_exact(ember.ones(shape, dtype=edtype(dtype), device=device), np.ones(shape), dtype)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_empty_has_the_shape_dtype_and_device_and_takes_writes(device, dtype, shape):
+    if not require_dtype(device, dtype):
+        return
+    t = ember.empty(*shape, dtype=edtype(dtype), device=device)
+    assert t.shape == shape and t.dtype == edtype(dtype) and t.device.same_device(device)
+    ember.add(ember.ones(shape, dtype=edtype(dtype), device=device), 1, out=t)
+    check_exact(t, np.full(shape, 2), dtype)
+    like = ember.empty_like(t)
+    assert like.shape == shape and like.dtype == t.dtype and like.device.same_device(device)
+    assert ember.empty(2, 3).dtype == ember.float32  # PyTorch's default
 
 
 def test_shape_spellings(device):

@@ -141,6 +141,36 @@ def test_memory_returns_to_the_pool_and_empty_cache_trims_it():
 
 
 @gpu_only
+def test_small_blocks_are_kept_for_reuse_on_their_stream():
+    d = ember.Device.cuda(0, new_stream=True)
+    x = ember.zeros(1000, device=d)
+    for _ in range(500):  # each result may reuse the block freed one step before
+        x = x + 1
+    np.testing.assert_array_equal(x.numpy(), np.full(1000, 500, np.float32))
+    keep = [ember.full((1024,), float(i), device=d) for i in range(100)]  # 4 KiB each
+    d.synchronize()
+    before = d.memory_stats()
+    del keep
+    after = d.memory_stats()  # kept by the instance: cached, not in use
+    assert after["bytes_in_use"] <= before["bytes_in_use"] - 100 * 4096
+    assert after["bytes_cached"] >= before["bytes_cached"] + 100 * 4096
+
+
+@gpu_only
+def test_a_small_block_freed_after_a_move_waits_for_the_copy(rng):
+    a = ember.Device.cuda(0, new_stream=True)
+    b = ember.Device.cuda(0, new_stream=True)
+    busy = long_identity_chain(b, rand_array(rng, (4096, 4096), "float32"))  # b: ~0.1 s
+    y = ember.tensor(np.arange(256, dtype=np.float32), device=a)
+    z = y.to_device(b)  # queued on b behind the products
+    del y  # back to a's cache: a's later work waits for b's copy on the GPU
+    w = ember.full((256,), 7.0, device=a)  # may reuse y's block
+    np.testing.assert_array_equal(z.numpy(), np.arange(256, dtype=np.float32))
+    np.testing.assert_array_equal(w.numpy(), np.full(256, 7, np.float32))
+    del busy
+
+
+@gpu_only
 def test_device_report_names_the_gpu():
     d = ember.device("cuda")
     info = d.info()

@@ -338,6 +338,14 @@ Tensor zeros_fn(const py::args& shape, py::handle dtype, py::handle device) {
   return create(s, [&] { return zeros(s, dt, dev); });
 }
 
+// Uninitialised memory, as torch.empty: for results an op will write in full (out=).
+Tensor empty_fn(const py::args& shape, py::handle dtype, py::handle device) {
+  Shape s = shape_args(shape, "empty");
+  DType dt = dtype_or(dtype, DType::F32);
+  DevicePtr dev = device_arg(device);
+  return empty(s, dt, dev);
+}
+
 Tensor ones_fn(const py::args& shape, py::handle dtype, py::handle device) {
   Shape s = shape_args(shape, "ones");
   DType dt = dtype_or(dtype, DType::F32);
@@ -420,6 +428,13 @@ void bind_creation_like(py::module_& m) {
       },
       py::arg("input"), dtype, device);
   m.def(
+      "empty_like",
+      [](const Tensor& t, py::handle dt, py::handle dev) {
+        Like l = like(t, dt, dev);
+        return empty(l.shape, l.dtype, l.device, "empty_like");
+      },
+      py::arg("input"), dtype, device);
+  m.def(
       "ones_like",
       [](const Tensor& t, py::handle dt, py::handle dev) {
         Like l = like(t, dt, dev);
@@ -454,6 +469,8 @@ void bind_creation(py::module_& m) {
   auto device = py::arg("device") = py::none();
   m.def("zeros", &zeros_fn, dtype, device, "zeros(*shape, dtype=None, device=None)");
   m.def("ones", &ones_fn, dtype, device, "ones(*shape, dtype=None, device=None)");
+  m.def("empty", &empty_fn, dtype, device,
+        "empty(*shape, dtype=None, device=None): uninitialised values");
   m.def("full", &full_fn, py::arg("shape"), py::arg("fill_value"), dtype, device);
   m.def("rand", &random_fn<false>, dtype, device, "Uniform in [0, 1): rand(*shape, ...)");
   m.def("randn", &random_fn<true>, dtype, device, "Standard normal: randn(*shape, ...)");

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 
@@ -100,9 +101,10 @@ class CudaDevice : public BackendDevice {
   // An event after all work queued so far on the stream.
   std::shared_ptr<const CudaEvent> record(bool timing = false) const;
   // Stream-ordered memory from the GPU's pool: OOM trims the pool, then raises
-  // OutOfMemoryError. free() is ordered after the work queued so far.
+  // OutOfMemoryError. free() is ordered after the work queued so far; `bytes` is what
+  // allocate() was asked for.
   void* allocate(size_t bytes);
-  void free(void* ptr) const;
+  void free(void* ptr, size_t bytes) const;
   // The cuBLAS handle bound to this stream, with the lock that serialises its use.
   cublasContext* blas(std::unique_lock<std::mutex>& lock);
   // DeviceError naming `kernel` for a launch the runtime refused.
@@ -126,6 +128,17 @@ class CudaDevice : public BackendDevice {
   cublasContext* blas_ = nullptr;
   void* blas_workspace_ = nullptr;
   mutable std::atomic<int64_t> host_waits_{0};
+
+  // Blocks of up to kSmallMax bytes freed on this stream, kept by power-of-two class for
+  // reuse on it: a cudaMallocAsync and cudaFreeAsync pair costs as much as a launch.
+  // Reuse on the same stream is ordered after the last use, as the pool's own would be.
+  static constexpr int kSmallClasses = 12;  // 512 B .. 1 MiB
+  static constexpr size_t kSmallMin = 512, kSmallMax = kSmallMin << (kSmallClasses - 1);
+  static constexpr size_t kSmallCap = size_t(64) << 20;  // cached bytes per instance
+  void release_small() const;                            // gives the cached blocks back to the pool
+  mutable std::mutex small_mu_;
+  mutable std::vector<void*> small_[kSmallClasses];
+  mutable size_t small_bytes_ = 0;
 };
 
 class CudaStorage : public BackendStorage {

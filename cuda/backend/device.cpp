@@ -169,6 +169,7 @@ CudaDevice::~CudaDevice() {
   if (getpid() != owner_pid_) return;  // a forked child: the parent's handles are not ours
   GpuScope scope(ordinal_, std::nothrow);
   if (!scope.ok()) return;  // the runtime is unloading at exit: it frees everything itself
+  release_small();
   (void)cudaStreamSynchronize(stream_);  // frees queued on it must run before it goes
   if (blas_) cublasDestroy(blas_);
   if (blas_workspace_) (void)cudaFreeAsync(blas_workspace_, stream_);
@@ -279,14 +280,36 @@ EventPtr CudaDevice::record_event() {
   return record(/*timing=*/true);
 }
 
+namespace {
+
+int small_class(size_t bytes, size_t min) {
+  int c = 0;
+  for (size_t size = min; size < bytes; size <<= 1) ++c;
+  return c;
+}
+
+}  // namespace
+
 void* CudaDevice::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   check_process("allocate memory");
+  if (bytes <= kSmallMax) {
+    const int c = small_class(bytes, kSmallMin);
+    bytes = kSmallMin << c;  // the whole class, so that any request of it may reuse it
+    std::lock_guard<std::mutex> lock(small_mu_);
+    if (!small_[c].empty()) {
+      void* p = small_[c].back();  // the most recent: likely still in L2
+      small_[c].pop_back();
+      small_bytes_ -= bytes;
+      return p;
+    }
+  }
   GpuScope scope(ordinal_);
   void* p = nullptr;
   cudaError_t err = cudaMallocAsync(&p, bytes, stream_);
   if (err == cudaErrorMemoryAllocation) {  // give cached memory back, then once more
     (void)cudaGetLastError();
+    release_small();
     check(cudaDeviceSynchronize(), "waiting before trimming the pool", this);
     check(cudaMemPoolTrimTo(pool_, 0), "cudaMemPoolTrimTo", this);
     err = cudaMallocAsync(&p, bytes, stream_);
@@ -299,11 +322,36 @@ void* CudaDevice::allocate(size_t bytes) {
   return p;
 }
 
-void CudaDevice::free(void* ptr) const {
+void CudaDevice::free(void* ptr, size_t bytes) const {
   if (!ptr || getpid() != owner_pid_) return;
+  if (bytes <= kSmallMax) {
+    const int c = small_class(bytes, kSmallMin);
+    std::lock_guard<std::mutex> lock(small_mu_);
+    if (small_bytes_ + (kSmallMin << c) <= kSmallCap) {
+      small_[c].push_back(ptr);
+      small_bytes_ += kSmallMin << c;
+      return;
+    }
+  }
   GpuScope scope(ordinal_, std::nothrow);
   if (scope.ok()) (void)cudaFreeAsync(ptr, stream_);
   (void)cudaGetLastError();  // after the work queued so far on this stream
+}
+
+void CudaDevice::release_small() const {
+  std::vector<void*> blocks;
+  {
+    std::lock_guard<std::mutex> lock(small_mu_);
+    for (auto& list : small_) {
+      blocks.insert(blocks.end(), list.begin(), list.end());
+      list.clear();
+    }
+    small_bytes_ = 0;
+  }
+  GpuScope scope(ordinal_, std::nothrow);
+  if (scope.ok())
+    for (void* p : blocks) (void)cudaFreeAsync(p, stream_);
+  (void)cudaGetLastError();
 }
 
 cublasContext* CudaDevice::blas(std::unique_lock<std::mutex>& lock) {
@@ -364,6 +412,7 @@ std::map<std::string, std::string> CudaDevice::info() const {
 }
 
 void CudaDevice::empty_cache() {
+  release_small();
   synchronize();
   GpuScope scope(ordinal_);
   check(cudaMemPoolTrimTo(pool_, 0), "cudaMemPoolTrimTo", this);
@@ -375,8 +424,14 @@ std::map<std::string, int64_t> CudaDevice::memory_stats() const {
     (void)cudaMemPoolGetAttribute(pool_, a, &v);
     return int64_t(v);
   };
-  // The same keys as the other devices' statistics (the pool is shared by the GPU's streams).
-  const int64_t used = attr(cudaMemPoolAttrUsedMemCurrent);
+  // The same keys as the other devices' statistics (the pool is shared by the GPU's
+  // streams); this instance's small blocks count as cached, not in use.
+  int64_t small = 0;
+  {
+    std::lock_guard<std::mutex> lock(small_mu_);
+    small = int64_t(small_bytes_);
+  }
+  const int64_t used = attr(cudaMemPoolAttrUsedMemCurrent) - small;
   return {{"bytes_in_use", used},
           {"bytes_cached", attr(cudaMemPoolAttrReservedMemCurrent) - used},
           {"peak_bytes_in_use", std::max(attr(cudaMemPoolAttrUsedMemHigh), used)}};

@@ -23,7 +23,7 @@ CudaStorage::CudaStorage(DevicePtr device, DType dtype, int64_t numel, void* dat
 
 CudaStorage::~CudaStorage() {
   if (!owner_)
-    cuda().free(data_);  // stream-ordered: after the kernels queued on it
+    cuda().free(data_, size_t(numel_) * dtype_size(dtype_));  // after the queued kernels
   else
     cuda().drain_nothrow();  // the owner frees at once, not in stream order: wait first
 }

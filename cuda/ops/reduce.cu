@@ -226,14 +226,15 @@ void launch(const CudaStorage& in, const Layout& src, int64_t reduced_dims, Out*
     per_chunk = (per_chunk + V - 1) / V * V;
     chunks = int((s.inner + per_chunk - 1) / per_chunk);
     auto& d = const_cast<CudaDevice&>(dev);
-    void* scratch = d.allocate(size_t(s.outer) * chunks * sizeof(Acc));
+    const size_t scratch_bytes = size_t(s.outer) * chunks * sizeof(Acc);
+    void* scratch = d.allocate(scratch_bytes);
     auto* partial = static_cast<Acc*>(scratch);
     const int64_t jobs = s.outer * chunks;
     reduce_rows<T, Acc, Out><<<unsigned(std::min<int64_t>(jobs, 1 << 30)), kBlock, 0, st>>>(
         in.ptr<T>(), s, dst, partial, chunks, per_chunk, dense);
     finish_rows<Acc, Out><<<unsigned(std::min<int64_t>(s.outer, 1 << 30)), kBlock, 0, st>>>(
         partial, s.outer, chunks, dst);
-    d.free(scratch);  // stream-ordered: after the pass that reads it
+    d.free(scratch, scratch_bytes);  // stream-ordered: after the pass that reads it
   } else {
     reduce_rows<T, Acc, Out><<<unsigned(std::min<int64_t>(s.outer, 1 << 30)), kBlock, 0, st>>>(
         in.ptr<T>(), s, dst, nullptr, 1, s.inner, dense);
