@@ -154,6 +154,9 @@ def _variants(op: str, kind: str) -> tuple[str, ...]:
     return (op,)
 
 
+CUDA_MOVES = ("to_device h2d", "to_device d2h", "to_device h2d pageable", "to_device d2h pageable")
+
+
 def cuda_plan(ops, sizes: list[int] | None = None, mm_sizes: list[int] | None = None) -> list[Spec]:
     """The CUDA targets: big memory-bound ops, large matmuls, launch cost, pinned moves.
 
@@ -185,10 +188,8 @@ def cuda_plan(ops, sizes: list[int] | None = None, mm_sizes: list[int] | None = 
         elif op == "scalar_add":
             for name in ("scalar_add", "scalar_add out="):
                 specs.append(Spec(op, name, 1, inner=CUDA_LAUNCHES))
-        elif op == "to_device":
-            specs += [
-                Spec(op, name, n) for name in ("to_device h2d", "to_device d2h") for n in moves
-            ]
+        elif op == "to_device":  # pinned host memory both sides, then ordinary memory
+            specs += [Spec(op, name, n) for name in CUDA_MOVES for n in moves]
     return specs
 
 
@@ -319,8 +320,12 @@ RECIPES = {
 RTOL = {"float16": 1e-2, "bfloat16": 2e-2}  # f16 output rounding alone is ~5e-4 of each entry
 TF32_RTOL = 2e-3  # 10-bit mantissa inputs: ~3e-4 measured for n = 1024 uniform [-1, 1)
 _PINNED = (
-    "CUDA: torch {} pinned host memory (non_blocking, then the end event's wait); "
-    "ember's to_device() with its own pinned staging"
+    "CUDA: both {} pinned host memory (pin_memory()): torch with non_blocking=True, then "
+    "the end event's wait; ember's {}, done on return"
+)
+_PAGEABLE = (
+    "CUDA: both {} ordinary (pageable) host memory: torch's {}; ember's {}, through its own "
+    "pinned staging buffers"
 )
 NOTES = {  # shown under the table for CUDA runs
     "matmul f32": "float32 with TF32 off: set_float32_matmul_precision('highest') around each "
@@ -330,8 +335,10 @@ NOTES = {  # shown under the table for CUDA runs
     "matmul bf16": "float32 inputs converted to bfloat16 on the device; checked in float32",
     "scalar_add": f"CUDA: {CUDA_LAUNCHES} queued calls, then one wait; time per call",
     "scalar_add out=": f"CUDA: {CUDA_LAUNCHES} queued calls, then one wait; time per call",
-    "to_device h2d": _PINNED.format("from"),
-    "to_device d2h": _PINNED.format("into"),
+    "to_device h2d": _PINNED.format("from", "to_device(dev)"),
+    "to_device d2h": _PINNED.format("into", "copy_()"),
+    "to_device h2d pageable": _PAGEABLE.format("from", "to(dev)", "to_device(dev)"),
+    "to_device d2h pageable": _PAGEABLE.format("into", "to('cpu')", "to_device(cpu)"),
 }
 
 
@@ -392,7 +399,9 @@ def _build_copy(spec: Spec, libs: list[Lib], rng: np.random.Generator) -> Case:
             _bind(case, lib, lib.copy_stmt(), lambda lib=lib: {"a": lib.put(x)})
             continue
         try:  # the library says how it moves (torch on CUDA: from / into pinned memory)
-            stmt, inputs, result = lib.move(spec.name.endswith("h2d"), x)
+            to_dev = spec.name.startswith("to_device h2d")
+            pinned = case.device.startswith("cuda") and not spec.name.endswith("pageable")
+            stmt, inputs, result = lib.move(to_dev, x, pinned)
         except Exception as exc:
             case.errors[lib.name] = f"inputs: {type(exc).__name__}: {exc}"
             continue

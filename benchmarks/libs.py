@@ -45,8 +45,11 @@ class Lib:
     def move_stmt(self, dst: str) -> str:
         raise NotImplementedError
 
-    def move(self, to_device: bool, x: np.ndarray) -> tuple[str, dict, str | None]:
-        """(statement, its inputs, the name holding the result or None) of a move of x."""
+    def move(
+        self, to_device: bool, x: np.ndarray, pinned: bool = False
+    ) -> tuple[str, dict, str | None]:
+        """(statement, its inputs, the name holding the result or None) of a move of x;
+        `pinned`: from or into page-locked host memory (CUDA)."""
         if to_device:
             return self.move_stmt("dev"), {"a": self.put_host(x)}, None
         return self.move_stmt("host"), {"a": self.put(x)}, None
@@ -102,6 +105,14 @@ class EmberLib(Lib):
 
     def move_stmt(self, dst):
         return f"a.to_device({dst})"
+
+    def move(self, to_device, x, pinned=False):
+        if not pinned or self.dev.kind != "cuda":  # pinned memory is CUDA's
+            return super().move(to_device, x)
+        if to_device:
+            return "a.to_device(dev)", {"a": self.put_host(x).pin_memory()}, None
+        pinned_host = self.ember.empty(*x.shape).pin_memory()
+        return "c.copy_(a)", {"a": self.put(x), "c": pinned_host}, "c"
 
 
 def _np_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -162,8 +173,8 @@ class TorchLib(Lib):
     def move_stmt(self, dst):
         return f"a.to({dst})"
 
-    def move(self, to_device, x):
-        if self.kind != "cuda":
+    def move(self, to_device, x, pinned=False):
+        if not pinned:
             return super().move(to_device, x)
         # CUDA: the fast path every torch user takes, from and into pinned host memory,
         # queued on the current stream (the events around the loop wait for it)

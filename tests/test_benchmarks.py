@@ -130,6 +130,8 @@ CUDA_CASES = [  # (case, size label, dtype, float32 matmul precision, unit)
     ("scalar_add out=", "1", "float32", "", ""),
     ("to_device h2d", "2^26", "float32", "", "GB/s"),
     ("to_device d2h", "2^26", "float32", "", "GB/s"),
+    ("to_device h2d pageable", "2^26", "float32", "", "GB/s"),
+    ("to_device d2h pageable", "2^26", "float32", "", "GB/s"),
 ]
 
 
@@ -168,6 +170,8 @@ def test_cuda_plan_takes_ops_and_sizes():
         ("matmul tf32", "64"),
         ("to_device h2d", "16384"),
         ("to_device d2h", "16384"),
+        ("to_device h2d pageable", "16384"),
+        ("to_device d2h pageable", "16384"),
     ]
     # --sizes with every matmul size too large: no matmul, other cases as asked
     assert [s.name for s in cases.plan("cuda", ["matmul", "exp"], [10**6], [])] == [

@@ -278,6 +278,10 @@ struct BackendFactory {
   // Tests only: queues work that faults on the device, so that a test sees how a fault
   // surfaces (DeviceError at the next wait); nullptr where a backend has no such fault.
   void (*queue_fault)(BackendDevice& device) = nullptr;
+  // Page-locked host memory that this backend's devices copy to and from by DMA, with
+  // the deleter that frees it (Tensor.pin_memory()); nullptr where the backend has none.
+  std::shared_ptr<void> (*pinned_host_alloc)(size_t bytes) = nullptr;
+  bool (*is_pinned_host)(const void* p) = nullptr;  // memory such a call gave
 };
 
 bool register_kind(const DeviceKind& kind);

@@ -1,3 +1,5 @@
+#include "device.h"
+#include "error.h"
 #include "tensor.h"
 
 namespace ember {
@@ -75,6 +77,68 @@ void to_host(const Tensor& t, void* dst) {
   Tensor src = contiguous(t);  // exactly t's elements, from offset 0
   StorageLocks locks({src.storage().get()}, {});
   src.storage()->impl().to_host(dst);
+}
+
+void copy_from(const Tensor& dst, const Tensor& src) {
+  const char* op = "copy_";
+  if (dst.device()->same_device(*src.device())) return copy_into(src, dst, op);
+  check_writable(op, dst);
+  auto* host = static_cast<char*>(dst.storage()->impl().host_memory());
+  if (host && dst.layout().is_contiguous() && dst.dtype() == src.dtype() &&
+      dst.shape() == src.shape()) {
+    Tensor from = contiguous(src);  // one copy from the device, into dst's memory
+    StorageLocks locks({from.storage().get()}, {dst.storage().get()});
+    from.storage()->impl().to_host(host + dst.layout().offset() * dtype_size(dst.dtype()));
+    return;
+  }
+  copy_into(to_device(src, dst.device()), dst, op);
+}
+
+namespace {
+
+// The backends that can give page-locked memory, with why each cannot here.
+const BackendFactory* pinning_backend(std::string& why_not) {
+  for (const DeviceKind* k : device_kinds()) {
+    const BackendFactory* f = find_backend(k->name);
+    if (!f || !f->pinned_host_alloc) continue;
+    std::string reason = f->unavailable_reason();
+    if (reason.empty()) return f;
+    why_not += "; " + k->name + ": " + reason;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Tensor pin_memory(const Tensor& t) {
+  const char* op = "pin_memory";
+  if (!kind_of(*t.device()).host)
+    throw_invalid(op, "only host tensors can be pinned; this one is on " + t.device()->describe() +
+                          " (pinned memory is host memory)");
+  std::string why_not;
+  const BackendFactory* f = pinning_backend(why_not);
+  if (!f)
+    throw Error(ErrorKind::BackendUnavailable,
+                "pin_memory: page-locked memory comes from a GPU backend that copies from it "
+                "by DMA, and none can be used here" +
+                    (why_not.empty() ? std::string(" (this ember has none built in)") : why_not) +
+                    "; without one, pinning would not make any copy faster")
+        .with("reason", why_not.empty() ? std::string("not built in") : why_not.substr(2));
+  const size_t bytes = size_t(t.numel()) * dtype_size(t.dtype());
+  std::shared_ptr<void> mem = f->pinned_host_alloc(bytes);
+  Tensor out = wrap_host(op, mem.get(), t.numel(), Layout(t.shape()), t.dtype(), mem, t.device());
+  copy_into(t, out, op);
+  return out;
+}
+
+bool is_pinned(const Tensor& t) {
+  const void* p = t.storage()->impl().host_memory();
+  if (!p) return false;  // device memory, as torch answers for CUDA tensors
+  for (const DeviceKind* k : device_kinds()) {
+    const BackendFactory* f = find_backend(k->name);
+    if (f && f->is_pinned_host && f->is_pinned_host(p)) return true;
+  }
+  return false;
 }
 
 }  // namespace ember

@@ -72,6 +72,13 @@ void check_writable(const char* op, const Tensor& dst);
 bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst);
 // Copies the elements (row-major) into host memory of t.numel() * dtype_size bytes.
 void to_host(const Tensor& t, void* dst);
+// Tensor.copy_: src's values (broadcast, cast) into dst, from any device; into a dense
+// host tensor of src's shape and dtype straight from the device (DMA when pinned).
+void copy_from(const Tensor& dst, const Tensor& src);
+// A copy of host tensor t in page-locked memory of a GPU backend, which it copies to
+// and from by DMA (Tensor.pin_memory()); is_pinned: t's memory is such memory.
+Tensor pin_memory(const Tensor& t);
+bool is_pinned(const Tensor& t);
 
 // ---- elementwise (ops_elementwise.cpp). `out`, when given, receives the result.
 Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out = std::nullopt);

@@ -108,7 +108,25 @@ void bind_moves(py::class_<Tensor>& cls) {
       // copy.copy shares the storage like any view; deepcopy copies the elements.
       .def("__copy__", [](const Tensor& t) { return t; })
       .def(
-          "__deepcopy__", [](const Tensor& t, py::handle) { return copied(t); }, py::arg("memo"));
+          "__deepcopy__", [](const Tensor& t, py::handle) { return copied(t); }, py::arg("memo"))
+      .def(
+          "copy_",
+          [](py::object self, const Tensor& src, bool /*non_blocking*/) {
+            const Tensor& t = self.cast<const Tensor&>();
+            gil_free_if(t.numel() >= kReleaseGilNumel, [&] { copy_from(t, src); });
+            return self;
+          },
+          py::arg("src"), py::arg("non_blocking") = false,
+          "Copies src's values into this tensor (broadcast and cast), from any device; "
+          "returns it. The copy is done on return (non_blocking is taken for PyTorch's sake).")
+      .def(
+          "pin_memory",
+          [](const Tensor& t) {
+            return gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return pin_memory(t); });
+          },
+          "A copy in page-locked host memory: moves between it and a CUDA device are DMA'd "
+          "directly, without staging.")
+      .def("is_pinned", &is_pinned, "Whether this host tensor is in page-locked memory.");
 }
 
 // ---- operators

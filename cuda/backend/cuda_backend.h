@@ -188,6 +188,11 @@ inline CudaStorage& as_cuda(BackendStorage& s) {
 void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
 void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
 
+// Page-locked host memory for Tensor.pin_memory(): copies from and into it are DMA'd
+// directly. is_pinned_host: p lies in a block that pinned_host_alloc gave.
+std::shared_ptr<void> pinned_host_alloc(size_t bytes);
+bool is_pinned_host(const void* p);
+
 // Tests only (ops/testing.cu): queues a kernel that traps; the launch itself succeeds.
 void queue_fault(const CudaDevice& dev);
 

@@ -470,23 +470,30 @@ int64_t& opened_by() {
   return pid;
 }
 
-DevicePtr open_device(int64_t ordinal, bool new_stream) {
+// Marks CUDA as started by this process; raises in a forked child of the process that did.
+void claim_process(const std::string& what = "use CUDA") {
   static std::mutex mu;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (opened_by() == 0) opened_by() = getpid();
-    if (opened_by() != getpid())
-      throw Error(ErrorKind::Device, "cannot open cuda:" + std::to_string(ordinal) +
-                                         " in this forked child: CUDA was first " +
-                                         fork_advice(opened_by()) + ".");
-  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (opened_by() == 0) opened_by() = getpid();
+  if (opened_by() != getpid())
+    throw Error(ErrorKind::Device, "cannot " + what + " in this forked child: CUDA was first " +
+                                       fork_advice(opened_by()) + ".");
+}
+
+DevicePtr open_device(int64_t ordinal, bool new_stream) {
+  claim_process("open cuda:" + std::to_string(ordinal));
   return std::make_shared<CudaDevice>(int(ordinal), new_stream);
 }
 
 const bool registered = register_backend(BackendFactory{
     "cuda", [] { return int64_t(gpu_count()); }, [] { return unavailable_reason(); },
     [](int64_t ordinal, bool new_instance) { return open_device(ordinal, new_instance); },
-    [](BackendDevice& d) { queue_fault(static_cast<CudaDevice&>(d)); }});
+    [](BackendDevice& d) { queue_fault(static_cast<CudaDevice&>(d)); },
+    [](size_t bytes) {
+      claim_process();  // CUDA starts here: a forked child cannot use it
+      return pinned_host_alloc(bytes);
+    },
+    &is_pinned_host});
 
 }  // namespace
 

@@ -1,6 +1,9 @@
 // Host <-> device copies through pinned staging buffers: pageable memory (numpy arrays,
 // ember CPU tensors) cannot be DMA'd, so large copies go in chunks through two pinned
 // buffers per GPU, the host copy of one chunk overlapping the DMA of the other.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -49,6 +52,7 @@ void host_copy(void* dst, const void* src, size_t bytes) {
 }
 
 bool is_pinned(const void* p) {
+  if (is_pinned_host(p)) return true;  // ours (pin_memory()): no driver call
   cudaPointerAttributes attr{};
   bool pinned =
       cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
@@ -56,7 +60,53 @@ bool is_pinned(const void* p) {
   return pinned;
 }
 
+// The blocks pin_memory() gave, by start: is_pinned_host() answers without the driver,
+// which would otherwise start CUDA in a process that never used it.
+std::mutex pinned_mu;
+std::map<const char*, size_t>& pinned_blocks() {
+  static auto* blocks = new std::map<const char*, size_t>;  // outlives static destructors
+  return *blocks;
+}
+
 }  // namespace
+
+std::shared_ptr<void> pinned_host_alloc(size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
+  void* p = nullptr;
+  cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);  // for every GPU
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(err == cudaErrorMemoryAllocation ? ErrorKind::OutOfMemory : ErrorKind::Device,
+                "pin_memory: cudaHostAlloc of " + std::to_string(bytes) +
+                    " bytes failed: " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err) +
+                    "; page-locked memory is limited by the OS: pin less, or use the tensor as "
+                    "it is (copies go through ember's staging buffers)")
+        .with("bytes", int64_t(bytes));
+  }
+  {
+    std::lock_guard<std::mutex> lock(pinned_mu);
+    pinned_blocks()[static_cast<const char*>(p)] = bytes;
+  }
+  const int64_t pid = getpid();
+  return std::shared_ptr<void>(p, [pid](void* q) {
+    {
+      std::lock_guard<std::mutex> lock(pinned_mu);
+      pinned_blocks().erase(static_cast<const char*>(q));
+    }
+    if (getpid() == pid) (void)cudaFreeHost(q);  // not in a forked child: not its context
+    (void)cudaGetLastError();
+  });
+}
+
+bool is_pinned_host(const void* p) {
+  auto* c = static_cast<const char*>(p);
+  std::lock_guard<std::mutex> lock(pinned_mu);
+  auto& blocks = pinned_blocks();
+  auto it = blocks.upper_bound(c);
+  if (it == blocks.begin()) return false;
+  --it;
+  return c < it->first + it->second;
+}
 
 void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes) {
   GpuScope scope(dev.gpu());

@@ -173,16 +173,20 @@ struct Walk {
   int64_t offset[N];
 };
 
-// Element i (row-major over the shape) of each view.
+// Element i (row-major over the shape, i < its count) of each view. What is left of i
+// after the inner dims is the outermost index: no division for it, so a 1-D walk (what
+// merging leaves of a contiguous view) costs one multiply, not a 64-bit division.
 template <int N>
 __device__ __forceinline__ void walk_offsets(const Walk<N>& w, int64_t i, int64_t (&off)[N]) {
   for (int k = 0; k < N; ++k) off[k] = w.offset[k];
-  for (int d = w.ndim - 1; d >= 0; --d) {
+  for (int d = w.ndim - 1; d > 0; --d) {
     const int64_t n = w.shape[d];
     const int64_t idx = i % n;
     i /= n;
     for (int k = 0; k < N; ++k) off[k] += idx * w.stride[k][d];
   }
+  if (w.ndim > 0)
+    for (int k = 0; k < N; ++k) off[k] += i * w.stride[k][0];
 }
 
 // Merges the dims of `views` (all of `shape`); raises naming `op` past kMaxDims dims.

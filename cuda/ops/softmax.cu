@@ -103,8 +103,8 @@ __global__ void softmax_rows(const T* src, Rows r, bool log, T* dst) {
 
 // Dense rows (stride 1, every row 16-byte aligned, n a whole number of vectors): each
 // thread keeps kItems values of its row in registers, read and written as 16-byte vectors.
-template <typename T, int kItems>
-__global__ void softmax_dense(const T* src, Rows r, bool log, T* dst) {
+template <typename T, int kItems, bool log>
+__global__ void softmax_dense(const T* src, Rows r, T* dst) {
   using C = compute_t<T>;
   constexpr int V = vec_width<T>();
   constexpr int kVecs = kItems / V;
@@ -180,7 +180,9 @@ void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) cons
       if (dense) {  // the fewest threads that hold the row: more rows in flight per SM
         int threads = 32;
         while (int64_t(threads) * kDenseItems < n) threads *= 2;
-        softmax_dense<T, kDenseItems><<<blocks, threads, 0, stream()>>>(ptr<T>(), r, log, out);
+        auto kernel =
+            log ? softmax_dense<T, kDenseItems, true> : softmax_dense<T, kDenseItems, false>;
+        kernel<<<blocks, threads, 0, stream()>>>(ptr<T>(), r, out);
         return;
       }
       const int threads = n >= 4096 ? 1024 : n >= 1024 ? 512 : n >= 256 ? 256 : n >= 64 ? 64 : 32;
