@@ -50,6 +50,11 @@ def test_two_streams_are_not_ordered_but_a_move_between_them_is():
         from helpers import long_identity_chain
         a = ember.Device.cuda(0, new_stream=True)
         b = ember.Device.cuda(0, new_stream=True)
+        # b's small blocks, made now: growing the GPU's pool maps memory, and the driver
+        # does that only once every stream is idle (seen on the H200: 0.1 s here)
+        warm = [ember.ones(4, device=b) for _ in range(2)]
+        b.synchronize()
+        del warm
         x = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
         y = long_identity_chain(a, x)  # ~0.1 s of products queued on a
         small = ember.ones(4, device=b) + 1

@@ -415,6 +415,9 @@ void CudaDevice::empty_cache() {
   release_small();
   synchronize();
   GpuScope scope(ordinal_);
+  // The pool trims only frees it knows completed: a stream query does not tell it, a
+  // stream synchronisation does (the stream is idle by now: this returns at once).
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", this);
   check(cudaMemPoolTrimTo(pool_, 0), "cudaMemPoolTrimTo", this);
 }
 
