@@ -69,8 +69,7 @@ py::object binary_method(const Tensor& t, py::handle other, py::handle out) {
 }
 
 // ember.add(2, t) is allowed: either side may be the number.
-template <BinaryOp op>
-py::object binary_function(py::handle a, py::handle b, py::handle out) {
+py::object binary_either(BinaryOp op, py::handle a, py::handle b, py::handle out) {
   if (is_tensor(a)) return binary_call(op, a.cast<const Tensor&>(), b, false, out);
   if (is_tensor(b)) return binary_call(op, b.cast<const Tensor&>(), a, true, out);
   throw_invalid_type(binary_name(op), "at least one argument must be a Tensor",
@@ -78,11 +77,70 @@ py::object binary_function(py::handle a, py::handle b, py::handle out) {
 }
 
 template <BinaryOp op>
+py::object binary_function(py::handle a, py::handle b, py::handle out) {
+  return binary_either(op, a, b, out);
+}
+
+// The division ops' semantics, for their docstrings (others have none yet).
+const char* binary_doc(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Div:
+      return "True division (also /): integer and uint8 inputs give float32, floats keep "
+             "their promotion. rounding_mode='floor' is floor_divide, 'trunc' rounds toward "
+             "zero (trunc_divide).";
+    case BinaryOp::FloorDivide:
+      return "Floor division (also //): rounds toward -inf, as Python, numpy and PyTorch; "
+             "floats give numpy's floor_divide (inf and nan included). Integer x // 0 raises "
+             "DivisionByZeroError on the CPU; on GPUs (Metal, CUDA), which cannot raise "
+             "without waiting for the result, it gives 0 (numpy's value).";
+    case BinaryOp::Remainder:
+      return "Remainder with the sign of the divisor (also %), as Python's % and "
+             "np.remainder (a zero float result takes the divisor's sign too). Integer "
+             "x % 0 raises DivisionByZeroError on the CPU and gives 0 on GPUs (Metal, CUDA).";
+    case BinaryOp::TruncDivide:
+      return "Division rounded toward zero: div(input, other, rounding_mode='trunc'). "
+             "Integer x / 0 raises DivisionByZeroError on the CPU and gives 0 on GPUs.";
+    default: return "";
+  }
+}
+
+// div's rounding_mode (PyTorch's): None true division, "floor" floor_divide, "trunc"
+// trunc_divide; anything else names the allowed values.
+BinaryOp division_op(py::handle mode) {
+  if (mode.is_none()) return BinaryOp::Div;
+  if (!PyUnicode_Check(mode.ptr()))
+    throw_invalid_type("div", "rounding_mode must be None, 'floor' or 'trunc'",
+                       Py_TYPE(mode.ptr())->tp_name);
+  const std::string m = mode.cast<std::string>();
+  if (m == "floor") return BinaryOp::FloorDivide;
+  if (m == "trunc") return BinaryOp::TruncDivide;
+  throw_invalid("div",
+                "rounding_mode must be None (true division), 'floor' or 'trunc', got '" + m + "'");
+}
+
+py::object div_method(const Tensor& t, py::handle other, py::handle mode, py::handle out) {
+  return binary_call(division_op(mode), t, other, false, out);
+}
+
+py::object div_function(py::handle a, py::handle b, py::handle mode, py::handle out) {
+  return binary_either(division_op(mode), a, b, out);
+}
+
+template <BinaryOp op>
 void def_binary(py::module_& m, py::class_<Tensor>& cls) {
   const char* name = binary_name(op);
-  cls.def(name, &binary_method<op>, py::arg("other"), py::arg("out") = py::none());
-  m.def(name, &binary_function<op>, py::arg("input"), py::arg("other"),
-        py::arg("out") = py::none());
+  const char* doc = binary_doc(op);
+  if constexpr (op == BinaryOp::Div) {  // with rounding_mode; true_divide is the plain form
+    cls.def(name, &div_method, py::arg("other"), py::kw_only(),
+            py::arg("rounding_mode") = py::none(), py::arg("out") = py::none(), doc);
+    m.def(name, &div_function, py::arg("input"), py::arg("other"), py::kw_only(),
+          py::arg("rounding_mode") = py::none(), py::arg("out") = py::none(), doc);
+    name = "true_divide";
+    doc = "True division: div(input, other) without a rounding_mode.";
+  }
+  cls.def(name, &binary_method<op>, py::arg("other"), py::arg("out") = py::none(), doc);
+  m.def(name, &binary_function<op>, py::arg("input"), py::arg("other"), py::arg("out") = py::none(),
+        doc);
 }
 
 Tensor cmp_call(CmpOp op, const Tensor& t, py::handle other, bool other_left) {
