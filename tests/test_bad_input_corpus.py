@@ -23,7 +23,7 @@ SHAPE, DTYPE, UNSUPPORTED = "ShapeMismatchError", "DTypeMismatchError", "Unsuppo
 CREATORS = ["zeros", "ones", "rand", "randn"]
 FLOAT_UNARY = ["exp", "log", "sqrt", "recip", "sin", "cos", "tanh", "gelu", "silu", "sigmoid"]
 UNARY = FLOAT_UNARY + ["neg", "abs", "sqr", "relu"]
-BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum"]
 CMP = ["eq", "ne", "lt", "le", "gt", "ge"]
 REDUCE = ["sum", "amax", "amin", "mean"]
 MAKERS = {  # a creation call with a place for one more keyword argument
@@ -254,6 +254,13 @@ def build_cases() -> list[tuple[str, str, str]]:
         "ember.where('a', t, t)": TYPE,
         "ember.zeros(3, dtype=ember.uint8, device=dev) + 300": VALUE,
         "ember.zeros(3, dtype=ember.int64, device=dev).__iadd__(1.5)": DTYPE,
+        "i = ember.arange(3, device=dev); i /= 2": DTYPE,
+        "i = ember.arange(3, device=dev); i //= 1.5": DTYPE,
+        "ember.div(t, t, rounding_mode='round')": VALUE,
+        "ember.div(t, t, rounding_mode=1)": TYPE,
+        "t.div(t, rounding_mode=b'floor')": TYPE,
+        "ember.arange(3, device=dev) // 0": None,  # CPU raises, GPUs give 0: test_division
+        "ember.arange(3, device=dev) % ember.zeros(3, dtype=ember.int64, device=dev)": None,
         "u = ember.zeros(3, device=dev); u += t": SHAPE,
         "e = ember.arange(5, device=dev).expand(3, 5); e += 1": VALUE,
         "e = ember.arange(5, device=dev).expand(3, 5); e *= e": VALUE,

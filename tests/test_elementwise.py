@@ -18,6 +18,7 @@ from helpers import (
     edtype,
     erf_ref,
     gelu_ref,
+    is_float,
     make_view,
     rand_array,
     require_dtype,
@@ -32,12 +33,6 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 # ---- binary ops
 
 
-def np_floor_div(a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.floor_divide(a, b)
-    return np.where(b == 0, 0, q).astype(a.dtype)
-
-
 def np_binary(op, a, b):
     """numpy's result of `op`, computed in the reference dtype of a/b."""
     with np.errstate(all="ignore"):
@@ -47,8 +42,12 @@ def np_binary(op, a, b):
             return a - b
         if op == "mul":
             return a * b
-        if op == "div":
-            return np_floor_div(a, b) if a.dtype.kind in "iu" else a / b
+        if op == "div":  # true division; integers in float32, as ember (PyTorch) computes
+            return a / b if a.dtype.kind == "f" else a.astype(np.float32) / b.astype(np.float32)
+        if op == "floor_divide":
+            return np.floor_divide(a, b)
+        if op == "remainder":
+            return np.remainder(a, b)
         if op == "pow":
             return np.power(a, b)
         if op == "maximum":
@@ -58,7 +57,13 @@ def np_binary(op, a, b):
     raise ValueError(op)
 
 
-BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum"]
+DIVISIONS = {"floor_divide", "remainder"}  # integer divisors must be nonzero on the CPU
+
+
+def result_dtype(op: str, name: str) -> str:
+    """ember's result dtype of `op` on two `name` tensors: true division gives float32."""
+    return "float32" if op == "div" and not is_float(name) else name
 
 
 def operands(max_dims: int, num: int = 2) -> dict:
@@ -74,7 +79,7 @@ def operands(max_dims: int, num: int = 2) -> dict:
 
 
 # ops numpy computes exactly (correctly rounded) for every dtype
-EXACT_BINARY = {"add", "sub", "mul", "maximum", "minimum"}
+EXACT_BINARY = {"add", "sub", "mul", "maximum", "minimum", "floor_divide", "remainder"}
 
 
 def binary_inputs(rng, op, name, shape_a, shape_b, device, layout_a, layout_b):
@@ -82,6 +87,8 @@ def binary_inputs(rng, op, name, shape_a, shape_b, device, layout_a, layout_b):
     if op == "pow":
         kind_a, kind_b = ("positive", "unit") if edtype(name).is_float else ("small", "small")
     if op == "div" and edtype(name).is_float:
+        kind_b = "positive"
+    if op in DIVISIONS and not edtype(name).is_float:
         kind_b = "positive"
     a, na = make_view(rng, shape_a, name, device, layout_a, kind_a)
     b, nb = make_view(rng, shape_b, name, device, layout_b, kind_b)
@@ -91,7 +98,9 @@ def binary_inputs(rng, op, name, shape_a, shape_b, device, layout_a, layout_b):
 def check_binary_result(op, name, got, na, nb):
     ct = compute_dtype(name)
     ref = np_binary(op, na.astype(ct), nb.astype(ct))
-    if op in EXACT_BINARY or not edtype(name).is_float:
+    if op == "div" and not is_float(name):  # correctly rounded float32 division
+        check_exact(got, ref, "float32")
+    elif op in EXACT_BINARY or not edtype(name).is_float:
         check_exact(got, ref, name)
     elif op == "div":
         # a correctly rounded quotient; allow one rounding step of slack
@@ -124,15 +133,15 @@ def test_binary_method_function_operator_agree(device, dtype, op, rng):
     by_function = getattr(ember, op)(a, b)
     check_binary_result(op, dtype, by_function, na, nb)
     by_method = getattr(a, op)(b)
-    check_exact(by_method, by_function.numpy(), dtype)
+    check_exact(by_method, by_function.numpy(), result_dtype(op, dtype))
     operator = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__"}
-    operator["pow"] = "__pow__"
+    operator.update(pow="__pow__", floor_divide="__floordiv__", remainder="__mod__")
     if op in operator:
         by_operator = getattr(a, operator[op])(b)
-        check_exact(by_operator, by_function.numpy(), dtype)
+        check_exact(by_operator, by_function.numpy(), result_dtype(op, dtype))
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "maximum", "minimum"])
+@pytest.mark.parametrize("op", BINARY)
 def test_binary_large_contiguous(device, dtype, op, rng):
     # Big enough for the parallel / vectorised paths.
     if not require_dtype(device, dtype):
@@ -205,18 +214,24 @@ def test_float_scalar_promotes_int_tensor_to_float32(device, name):
 
 
 @pytest.mark.parametrize("name", INT_DTYPES)
-def test_int_scalar_division_is_floor(device, name):
+def test_int_scalar_division(device, name):
+    """`/` is true division (float32); `//` and `%` floor, keeping the tensor's dtype."""
     if name == "int64":
         t = ember.tensor([7, -7, 6, -1, 0], device=device)
-        check_exact(t / 2, np.array([3, -4, 3, -1, 0]), "int64")
-        check_exact(t / -2, np.array([-4, 3, -3, 0, 0]), "int64")
-        check_exact(
-            7 / ember.tensor([2, -2, 3, 0], device=device), np.array([3, -4, 2, 0]), "int64"
-        )
+        check_exact(t / 2, np.array([3.5, -3.5, 3, -0.5, 0]), "float32")
+        check_exact(t // 2, np.array([3, -4, 3, -1, 0]), "int64")
+        check_exact(t // -2, np.array([-4, 3, -3, 0, 0]), "int64")
+        check_exact(t % -2, np.array([-1, -1, 0, -1, 0]), "int64")
+        d = ember.tensor([2, -2, 3, 4], device=device)
+        check_exact(7 // d, np.array([3, -4, 2, 1]), "int64")
+        check_exact(7 % d, np.array([1, -1, 1, 3]), "int64")
+        check_exact(1 / d, np.array([0.5, -0.5, 1 / 3, 0.25]), "float32")
     else:
         t = ember.tensor(np.array([7, 6, 1, 0], dtype=NP_DTYPE[name]), device=device)
-        check_exact(t / 2, np.array([3, 3, 0, 0]), name)
-        check_exact(t / 0, np.array([0, 0, 0, 0]), name)
+        check_exact(t / 2, np.array([3.5, 3, 0.5, 0]), "float32")
+        check_exact(t // 2, np.array([3, 3, 0, 0]), name)
+        check_exact(t % 4, np.array([3, 2, 1, 0]), name)
+        check_exact(t / 0, np.array([np.inf, np.inf, np.inf, np.nan]), "float32")
 
 
 def test_numpy_scalars_work_as_operands(device):
@@ -240,28 +255,31 @@ def test_pow_with_scalars(device):
 # ---- division corner cases
 
 
-def test_int_div_is_floor_division(device):
+def test_int_div_is_true_division(device):
     a = ember.tensor([7, -7, 7, -7, 5, 0, -1, 9], device=device)
     b = ember.tensor([2, 2, -2, -2, 0, 0, 3, -3], device=device)
-    check_exact(a / b, np.array([3, -4, -4, 3, 0, 0, -1, -3]), "int64")
-    check_exact(ember.div(a, b), np.array([3, -4, -4, 3, 0, 0, -1, -3]), "int64")
+    expected = np.array([3.5, -3.5, -3.5, 3.5, np.inf, np.nan, -1 / 3, -3], dtype=np.float32)
+    check_exact(a / b, expected, "float32")
+    check_exact(ember.div(a, b), expected, "float32")
+    check_exact(ember.true_divide(a, b), expected, "float32")
+    check_exact(a.div(b), expected, "float32")
 
 
 @pytest.mark.parametrize("name", INT_DTYPES)
-def test_int_div_by_zero_gives_zero(device, name):
+def test_int_true_division_by_zero_gives_inf_and_nan(device, name):
     a = ember.tensor(np.array([0, 1, 5, 100], dtype=NP_DTYPE[name]), device=device)
     z = ember.zeros(4, dtype=edtype(name), device=device)
-    check_exact(a / z, np.zeros(4), name)
-    big = ember.tensor(np.arange(100_000, dtype=NP_DTYPE[name]) % 50, device=device)
-    check_exact(big / ember.zeros(1, dtype=edtype(name), device=device), np.zeros(100_000), name)
+    check_exact(a / z, np.array([np.nan, np.inf, np.inf, np.inf]), "float32")
 
 
-def test_int64_min_div_minus_one_does_not_trap(device):
+def test_int64_min_floor_div_minus_one_does_not_trap(device):
     lo = np.iinfo(np.int64).min
     a = ember.tensor(np.array([lo, lo], dtype=np.int64), device=device)
     b = ember.tensor(np.array([-1, 1], dtype=np.int64), device=device)
-    # numpy wraps lo // -1 to lo (the hardware would trap)
-    check_exact(a / b, np.array([lo, lo]), "int64")
+    # numpy wraps lo // -1 to lo (the hardware would trap); lo % -1 is 0
+    check_exact(a // b, np.array([lo, lo]), "int64")
+    check_exact(a % b, np.array([0, 0]), "int64")
+    check_exact(ember.div(a, b, rounding_mode="trunc"), np.array([lo, lo]), "int64")
 
 
 def test_float_div_by_zero(device):
@@ -306,12 +324,12 @@ def test_out_argument(device, dtype, op, rng):
     if not require_dtype(device, dtype):
         return
     a, na, b, nb = binary_inputs(rng, op, dtype, (3, 4), (3, 1), device, "contiguous", "contiguous")
-    out = ember.zeros(3, 4, dtype=edtype(dtype), device=device)
+    out = ember.zeros(3, 4, dtype=edtype(result_dtype(op, dtype)), device=device)
     ret = getattr(ember, op)(a, b, out=out)
     check_binary_result(op, dtype, out, na, nb)
     np.testing.assert_array_equal(ret.numpy(), out.numpy())
     # out= may be a view: the result lands in the base
-    base = ember.zeros(4, 3, dtype=edtype(dtype), device=device)
+    base = ember.zeros(4, 3, dtype=edtype(result_dtype(op, dtype)), device=device)
     getattr(ember, op)(a, b, out=base.t())
     check_binary_result(op, dtype, base.t(), na, nb)
 
@@ -321,6 +339,8 @@ INPLACE = [
     ("isub", lambda t, o: t.__isub__(o), "sub"),
     ("imul", lambda t, o: t.__imul__(o), "mul"),
     ("idiv", lambda t, o: t.__itruediv__(o), "div"),
+    ("ifloordiv", lambda t, o: t.__ifloordiv__(o), "floor_divide"),
+    ("imod", lambda t, o: t.__imod__(o), "remainder"),
 ]
 
 
@@ -330,6 +350,12 @@ def test_inplace_writes_into_left_tensor(device, dtype, case, rng):
         return
     _, fn, op = case
     a, na, b, nb = binary_inputs(rng, op, dtype, (3, 4), (4,), device, "contiguous", "stepped")
+    if result_dtype(op, dtype) != dtype:  # a float quotient cannot go into an int tensor
+        with pytest.raises(ember.DTypeMismatchError) as info:
+            fn(a, b)
+        assert info.value.op == op and "//" in str(info.value)
+        check_exact(a, na, dtype)  # left as it was
+        return
     alias = a
     fn(a, b)
     check_binary_result(op, dtype, alias, na, nb)
@@ -353,7 +379,7 @@ def test_inplace_with_scalars(device, dtype):
     t += 2
     t -= 1
     t *= 2
-    t /= 7
+    t //= 7
     check_exact(t, np.full(3, 2), dtype)
 
 
@@ -721,5 +747,6 @@ def test_large_views_through_every_op_family(device, layout, rng):
         atol=1e-7,
     )
     i, xi = make_view(rng, shape, "int64", device, layout)
-    check_exact(i / 7, np_floor_div(xi, np.int64(7)), "int64")
+    check_exact(i // 7, np.floor_divide(xi, 7), "int64")
+    check_exact(i % 7, np.remainder(xi, 7), "int64")
     check_exact(i.sum(dim=1), xi.sum(axis=1), "int64")

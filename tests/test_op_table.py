@@ -26,6 +26,8 @@ def takes(cls: str, dtype: str) -> bool:
 def expected_dtype(family: str, name: str, cls: str, dtype: str) -> str:
     if cls == "predicate":
         return "uint8"
+    if cls == "to_float" and dtype not in FLOAT_DTYPES:  # true division of integers
+        return "float32"
     if family == "reduce" and name in ("argmax", "argmin"):
         return "int64"
     if family == "reduce" and name == "sum" and dtype not in FLOAT_DTYPES:
@@ -57,6 +59,7 @@ def run(family: str, name: str, has_params: bool, t):
 
 def test_every_family_is_in_the_table():
     assert {row[0] for row in ROWS} == FAMILIES
+    assert {row[2] for row in ROWS} <= {"all", "float", "integer", "predicate", "to_float"}
     names = [row[1] for row in ROWS]
     assert len(names) == len(set(names))
     for _, name, _, _ in ROWS:

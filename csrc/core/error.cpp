@@ -83,6 +83,16 @@ void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const De
   throw Error(ErrorKind::DeviceMismatch, msg).with("op", op).with("lhs", lhs).with("rhs", rhs);
 }
 
+void throw_zero_division(const std::string& op, DType dtype) {
+  throw Error(ErrorKind::ZeroDivision,
+              op + ": integer division by zero (dtype " + dtype_name(dtype) +
+                  "); an integer has no inf or nan for x // 0 or x % 0. Make sure the divisor "
+                  "has no zeros (e.g. ember.where(b == 0, 1, b)), or divide in floating point "
+                  "(a.to_dtype(ember.float32))")
+      .with("op", op)
+      .with("dtype", dtype);
+}
+
 void throw_out_of_memory(const DevicePtr& device, int64_t bytes) {
   throw Error(ErrorKind::OutOfMemory, "out of memory on " + device->describe() +
                                           ": could not allocate " + std::to_string(bytes) +

@@ -32,6 +32,7 @@ enum class ErrorKind {
   InvalidType,      // an argument of the wrong type: a string where a shape goes
   InvalidIndex,     // a key that cannot index a tensor: a string, a float, two ellipses
   DLPack,           // a tensor DLPack cannot carry here: GPU memory, a dtype it lacks
+  ZeroDivision,     // integer // or % by zero (raised by the CPU; GPUs give 0)
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;
@@ -67,6 +68,8 @@ std::string shape_str(const Shape& s);  // "(2, 3)"
 [[noreturn]] void throw_device_mismatch(const std::string& op,
                                         const std::shared_ptr<BackendDevice>& lhs,
                                         const std::shared_ptr<BackendDevice>& rhs);
+// Integer `op` (floor_divide, remainder, trunc_divide) met a zero divisor.
+[[noreturn]] void throw_zero_division(const std::string& op, DType dtype);
 [[noreturn]] void throw_out_of_memory(const std::shared_ptr<BackendDevice>& device, int64_t bytes);
 
 }  // namespace ember

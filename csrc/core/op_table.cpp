@@ -51,12 +51,14 @@ bool op_accepts(OpClass cls, DType dtype) {
     case OpClass::Float: return dtype_is_float(dtype);
     case OpClass::Integer: return !dtype_is_float(dtype);
     case OpClass::All:
-    case OpClass::Predicate: break;
+    case OpClass::Predicate:
+    case OpClass::ToFloat: break;
   }
   return true;
 }
 
 DType op_result_dtype(OpClass cls, DType input) {
+  if (cls == OpClass::ToFloat && !dtype_is_float(input)) return DType::F32;  // PyTorch's default
   return cls == OpClass::Predicate ? DType::U8 : input;
 }
 
@@ -87,6 +89,7 @@ const char* op_class_name(OpClass cls) {
     case OpClass::Float: return "float";
     case OpClass::Integer: return "integer";
     case OpClass::Predicate: return "predicate";
+    case OpClass::ToFloat: return "to_float";
     case OpClass::All: break;
   }
   return "all";

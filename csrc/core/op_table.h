@@ -13,7 +13,7 @@ namespace ember {
 class BackendDevice;
 
 // Which dtypes an op takes, and what it gives (see ops.def).
-enum class OpClass { All, Float, Integer, Predicate };
+enum class OpClass { All, Float, Integer, Predicate, ToFloat };
 
 enum class UnaryOp {
 #define EMBER_UNARY(Enum, name, cls) Enum,
@@ -71,7 +71,7 @@ template <OpClass cls, typename T>
 constexpr bool op_takes() {
   constexpr bool is_float =
       std::is_floating_point_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
-  if constexpr (cls == OpClass::Float) return is_float;
+  if constexpr (cls == OpClass::Float || cls == OpClass::ToFloat) return is_float;
   if constexpr (cls == OpClass::Integer) return !is_float;
   return true;
 }
@@ -84,6 +84,6 @@ struct OpRow {
   bool has_params;  // bound by hand (clamp)
 };
 const std::vector<OpRow>& op_table();
-const char* op_class_name(OpClass cls);  // "all", "float", "integer", "predicate"
+const char* op_class_name(OpClass cls);  // "all", "float", "integer", "predicate", "to_float"
 
 }  // namespace ember

@@ -8,9 +8,10 @@ namespace {
 
 // The destination of an elementwise op: `out` checked against the result's facts,
 // or a fresh tensor. Shapes first, then devices, then dtypes. With `cast_ok`, `out` may
-// have another dtype that the result can be written into (the caller casts into it).
+// have another dtype that the result can be written into (the caller casts into it);
+// `hint` ends the dtype message.
 Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape& shape,
-                   DType dtype, const Tensor& input, bool cast_ok = false) {
+                   DType dtype, const Tensor& input, bool cast_ok = false, const char* hint = "") {
   if (!out) return empty(shape, dtype, input.device(), op);
   if (out->shape() != shape)
     throw_shape_mismatch(op, shape, out->shape(), "the out= tensor must have the result's shape");
@@ -21,7 +22,7 @@ Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape
                     ", which cannot be written into a tensor of dtype " + dtype_name(out->dtype()) +
                     " (out= or in place); " +
                     (cast_ok ? "a float result never goes into an integer tensor: " : "") +
-                    "write into a " + dtype_name(dtype) + " tensor instead")
+                    "write into a " + dtype_name(dtype) + " tensor instead" + hint)
         .with("op", std::string(op))
         .with("lhs", dtype)
         .with("rhs", out->dtype());
@@ -87,10 +88,15 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
                     ? lhs_in.shape()
                     : broadcast_shapes(name, lhs_in.shape(), rhs_in.shape());
   Storage::check_same_device(name, *lhs_in.storage(), *rhs_in.storage());
-  // PyTorch's promotion. (Integer div stays floor division until ember has `//`.)
-  const DType dtype = promote_types(lhs_in.dtype(), rhs_in.dtype());
-  check_op_dtype(name, op_info(op).cls, dtype, lhs_in.device());
-  Tensor dst = destination(name, out, shape, dtype, lhs_in, /*cast_ok=*/true);
+  // PyTorch's promotion; true division (ToFloat) of integers computes in float32.
+  const OpClass cls = op_info(op).cls;
+  const DType dtype = op_result_dtype(cls, promote_types(lhs_in.dtype(), rhs_in.dtype()));
+  check_op_dtype(name, cls, dtype, lhs_in.device());
+  const char* hint = cls == OpClass::ToFloat
+                         ? " (integer true division gives float; for an integer result "
+                           "use // or div(..., rounding_mode='floor' or 'trunc'))"
+                         : "";
+  Tensor dst = destination(name, out, shape, dtype, lhs_in, /*cast_ok=*/true, hint);
   if (dst.dtype() != dtype) {  // e.g. float16 += float32: computed in float32, then cast
     copy_into(binary(op, lhs_in, rhs_in, std::nullopt), dst, name);
     return dst;

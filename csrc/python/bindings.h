@@ -86,10 +86,20 @@ std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle ot
 // ids for index_select/gather: a Tensor, or anything ember.tensor takes, on t's device.
 Tensor index_arg(py::handle ids, const Tensor& t);
 
-// ---- ops.cpp
+// ---- ops_binary.cpp
+void bind_elementwise_binary(py::module_& m, py::class_<Tensor>& cls);  // called by bind_ops
 // A binary op with the GIL released for large operands; `out` receives the result.
 Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b,
                   const std::optional<Tensor>& out = std::nullopt);
+// out= checked to be a Tensor (or None), while the GIL is held.
+std::optional<Tensor> out_arg(py::handle out, const char* op);
+
+inline bool big(const Tensor& t) {  // large enough to release the GIL around its op
+  return t.numel() >= kReleaseGilNumel;
+}
+inline py::object borrowed(py::handle h) {
+  return py::reinterpret_borrow<py::object>(h);
+}
 
 // ---- numpy.cpp
 py::object to_numpy(const Tensor& t);  // a fresh array; bfloat16 comes back as float32

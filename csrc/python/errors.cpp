@@ -27,6 +27,7 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::InvalidType: return "InvalidTypeError";
     case ErrorKind::InvalidIndex: return "InvalidIndexError";
     case ErrorKind::DLPack: return "DLPackError";
+    case ErrorKind::ZeroDivision: return "DivisionByZeroError";
   }
   return "EmberError";
 }

@@ -10,20 +10,7 @@
 
 namespace ember::python {
 
-Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b, const std::optional<Tensor>& out) {
-  bool big = a.numel() >= kReleaseGilNumel || b.numel() >= kReleaseGilNumel;
-  return gil_free_if(big, [&] { return binary(op, a, b, out); });
-}
-
 namespace {
-
-bool big(const Tensor& t) {
-  return t.numel() >= kReleaseGilNumel;
-}
-
-py::object borrowed(py::handle h) {
-  return py::reinterpret_borrow<py::object>(h);
-}
 
 // Registers fn as Tensor method `name` and as ember.name(input, ...).
 template <typename Fn, typename... Extra>
@@ -31,110 +18,6 @@ void def_op(py::module_& m, py::class_<Tensor>& cls, const char* name, Fn&& fn,
             const Extra&... extra) {
   cls.def(name, fn, extra...);
   m.def(name, fn, py::arg("input"), extra...);
-}
-
-// out= must be resolved while the GIL is held, before a kernel runs without it.
-std::optional<Tensor> out_arg(py::handle out, const char* op) {
-  if (out.is_none()) return std::nullopt;
-  if (!is_tensor(out)) throw_invalid_type(op, "out= must be a Tensor", Py_TYPE(out.ptr())->tp_name);
-  return out.cast<Tensor>();
-}
-
-[[noreturn]] void throw_operand(const char* op, py::handle obj) {
-  throw_invalid_type(op, "expected a Tensor or a Python number", Py_TYPE(obj.ptr())->tp_name);
-}
-
-// ---- binary and comparison
-
-py::object binary_call(BinaryOp op, const Tensor& t, py::handle other, bool other_left,
-                       py::handle out) {
-  const char* name = binary_name(op);
-  std::optional<Tensor> dst = out_arg(out, name);
-  auto finish = [&](const Tensor& a, const Tensor& b) {
-    Tensor r = run_binary(op, a, b, dst);
-    return dst ? borrowed(out) : py::cast(std::move(r));
-  };
-  if (is_tensor(other)) {  // no copies of the operands on the common path
-    const Tensor& o = other.cast<const Tensor&>();
-    return other_left ? finish(o, t) : finish(t, o);
-  }
-  auto ab = operands(t, other, other_left, name);
-  if (!ab) throw_operand(name, other);
-  return finish(ab->first, ab->second);
-}
-
-template <BinaryOp op>
-py::object binary_method(const Tensor& t, py::handle other, py::handle out) {
-  return binary_call(op, t, other, false, out);
-}
-
-// ember.add(2, t) is allowed: either side may be the number.
-template <BinaryOp op>
-py::object binary_function(py::handle a, py::handle b, py::handle out) {
-  if (is_tensor(a)) return binary_call(op, a.cast<const Tensor&>(), b, false, out);
-  if (is_tensor(b)) return binary_call(op, b.cast<const Tensor&>(), a, true, out);
-  throw_invalid_type(binary_name(op), "at least one argument must be a Tensor",
-                     Py_TYPE(a.ptr())->tp_name);
-}
-
-template <BinaryOp op>
-void def_binary(py::module_& m, py::class_<Tensor>& cls) {
-  const char* name = binary_name(op);
-  cls.def(name, &binary_method<op>, py::arg("other"), py::arg("out") = py::none());
-  m.def(name, &binary_function<op>, py::arg("input"), py::arg("other"),
-        py::arg("out") = py::none());
-}
-
-Tensor cmp_call(CmpOp op, const Tensor& t, py::handle other, bool other_left) {
-  auto ab = operands(t, other, other_left, cmp_name(op));
-  if (!ab) throw_operand(cmp_name(op), other);
-  bool heavy = big(ab->first) || big(ab->second);
-  return gil_free_if(heavy, [&] { return cmp(op, ab->first, ab->second); });
-}
-
-template <CmpOp op>
-void def_cmp(py::module_& m, py::class_<Tensor>& cls) {
-  const char* name = cmp_name(op);
-  cls.def(
-      name, [](const Tensor& t, py::handle o) { return cmp_call(op, t, o, false); },
-      py::arg("other"));
-  m.def(
-      name,
-      [](py::handle a, py::handle b) {
-        if (is_tensor(a)) return cmp_call(op, a.cast<const Tensor&>(), b, false);
-        if (is_tensor(b)) return cmp_call(op, b.cast<const Tensor&>(), a, true);
-        throw_invalid_type(cmp_name(op), "at least one argument must be a Tensor",
-                           Py_TYPE(a.ptr())->tp_name);
-      },
-      py::arg("input"), py::arg("other"));
-}
-
-// where(cond, a, b): a or b may be numbers; two numbers take int64 or float32.
-Tensor where_fn(const Tensor& cond, py::handle a, py::handle b) {
-  std::optional<std::pair<Tensor, Tensor>> ab;
-  if (is_tensor(a)) {
-    ab = operands(a.cast<const Tensor&>(), b, false, "where");
-    if (!ab) throw_operand("where", b);
-  } else if (is_tensor(b)) {
-    ab = operands(b.cast<const Tensor&>(), a, true, "where");
-    if (!ab) throw_operand("where", a);
-  } else {
-    Number x = read_number(a), y = read_number(b);
-    if (x.kind == Number::None) throw_operand("where", a);
-    if (y.kind == Number::None) throw_operand("where", b);
-    DType dt = x.kind == Number::Float || y.kind == Number::Float ? DType::F32 : DType::I64;
-    ab = std::make_pair(number_tensor(x, dt, cond.device(), "where"),
-                        number_tensor(y, dt, cond.device(), "where"));
-  }
-  return gil_free_if(big(cond) || big(ab->first) || big(ab->second),
-                     [&] { return where(cond, ab->first, ab->second); });
-}
-
-void bind_elementwise_binary(py::module_& m, py::class_<Tensor>& cls) {
-#define EMBER_BINARY(Enum, name, dtypes) def_binary<BinaryOp::Enum>(m, cls);
-#define EMBER_CMP(Enum, name, dtypes) def_cmp<CmpOp::Enum>(m, cls);
-#include "core/ops.def"
-  m.def("where", &where_fn, py::arg("condition"), py::arg("input"), py::arg("other"));
 }
 
 // ---- unary

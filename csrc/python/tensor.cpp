@@ -199,6 +199,8 @@ void bind_operators(py::class_<Tensor>& cls) {
   def_arithmetic<BinaryOp::Sub>(cls, "__sub__", "__rsub__", "__isub__");
   def_arithmetic<BinaryOp::Mul>(cls, "__mul__", "__rmul__", "__imul__");
   def_arithmetic<BinaryOp::Div>(cls, "__truediv__", "__rtruediv__", "__itruediv__");
+  def_arithmetic<BinaryOp::FloorDivide>(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__");
+  def_arithmetic<BinaryOp::Remainder>(cls, "__mod__", "__rmod__", "__imod__");
   def_arithmetic<BinaryOp::Pow>(cls, "__pow__", "__rpow__", "__ipow__");
   cls.def("__matmul__", &matmul_operator, py::is_operator());
   // Identity hash (tensors compare elementwise, so equality cannot define it).

@@ -7,18 +7,85 @@ namespace ember::cuda {
 
 namespace {
 
-// numpy's floor division; a zero divisor gives 0 instead of a trap.
+// Integer division: a zero divisor gives 0 for //, % and trunc (numpy's value; the GPU
+// cannot raise without a host wait, the CPU raises). INT64_MIN / -1 wraps, no trap.
 template <typename T>
-__device__ T int_div(T a, T b) {
+__device__ T int_floor_div(T a, T b) {
   if (b == 0) return 0;
   if constexpr (std::is_signed_v<T>) {
-    if (a == std::numeric_limits<T>::min() && b == -1) return a;  // wraps, as numpy
-    T q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
+    if (b == -1) return wrap_sub(T(0), a);
+    const T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
   } else {
-    return a / b;
+    return T(a / b);
   }
+}
+
+template <typename T>
+__device__ T int_floor_mod(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;
+    const T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+  } else {
+    return T(a % b);
+  }
+}
+
+template <typename T>
+__device__ T int_trunc_div(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>)
+    if (b == -1) return wrap_sub(T(0), a);
+  return T(a / b);
+}
+
+// float and double overloads of the math library, by one name each
+#define EMBER_CUDA_MATH2(name, f32, f64)                       \
+  __device__ __forceinline__ float name(float x, float y) {    \
+    return f32(x, y);                                          \
+  }                                                            \
+  __device__ __forceinline__ double name(double x, double y) { \
+    return f64(x, y);                                          \
+  }
+EMBER_CUDA_MATH2(m_pow, powf, pow)
+EMBER_CUDA_MATH2(m_fmod, fmodf, fmod)
+EMBER_CUDA_MATH2(m_copysign, copysignf, copysign)
+#undef EMBER_CUDA_MATH2
+__device__ __forceinline__ float m_floor(float x) {
+  return floorf(x);
+}
+__device__ __forceinline__ double m_floor(double x) {
+  return floor(x);
+}
+__device__ __forceinline__ float m_trunc(float x) {
+  return truncf(x);
+}
+__device__ __forceinline__ double m_trunc(double x) {
+  return trunc(x);
+}
+
+// numpy's float floor_divide (npy_divmod): the quotient from fmod, exact where
+// floor(a / b) would round up; a zero divisor gives a / b (inf or nan).
+template <typename C>
+__device__ C float_floor_div(C a, C b) {
+  if (b == 0) return a / b;
+  const C mod = m_fmod(a, b);
+  C div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return m_copysign(C(0), a / b);
+  const C fl = m_floor(div);
+  return div - fl > C(0.5) ? fl + 1 : fl;
+}
+
+// numpy's float remainder: the sign of the divisor, a zero result included.
+template <typename C>
+__device__ C float_floor_mod(C a, C b) {
+  const C mod = m_fmod(a, b);
+  if (b == 0) return mod;
+  if (mod == 0) return m_copysign(C(0), b);
+  return (b < 0) != (mod < 0) ? mod + b : mod;
 }
 
 template <typename T>
@@ -53,20 +120,19 @@ __device__ C nan_min(C a, C b) {
   return a < b ? a : b;
 }
 
-template <typename C>
-__device__ C div_op(C x, C y) {
-  if constexpr (std::is_floating_point_v<C>)
-    return x / y;
-  else
-    return int_div(x, y);
-}
-
-__device__ __forceinline__ float m_pow(float x, float y) {
-  return powf(x, y);
-}
-__device__ __forceinline__ double m_pow(double x, double y) {
-  return pow(x, y);
-}
+// Floats through their functions, integers through theirs.
+#define EMBER_CUDA_DIVISION(Name, float_expr, int_fn) \
+  template <typename C>                               \
+  __device__ C Name(C x, C y) {                       \
+    if constexpr (std::is_floating_point_v<C>)        \
+      return float_expr;                              \
+    else                                              \
+      return int_fn(x, y);                            \
+  }
+EMBER_CUDA_DIVISION(floor_div_op, float_floor_div(x, y), int_floor_div)
+EMBER_CUDA_DIVISION(floor_mod_op, float_floor_mod(x, y), int_floor_mod)
+EMBER_CUDA_DIVISION(trunc_div_op, m_trunc(x / y), int_trunc_div)
+#undef EMBER_CUDA_DIVISION
 
 template <typename C>
 __device__ C pow_op(C x, C y) {
@@ -86,7 +152,10 @@ __device__ C pow_op(C x, C y) {
 EMBER_CUDA_OP2(Add, wrap_add(x, y))
 EMBER_CUDA_OP2(Sub, wrap_sub(x, y))
 EMBER_CUDA_OP2(Mul, wrap_mul(x, y))
-EMBER_CUDA_OP2(Div, div_op(x, y))
+EMBER_CUDA_OP2(Div, x / y)  // true division: floats only (ToFloat)
+EMBER_CUDA_OP2(FloorDivide, floor_div_op(x, y))
+EMBER_CUDA_OP2(Remainder, floor_mod_op(x, y))
+EMBER_CUDA_OP2(TruncDivide, trunc_div_op(x, y))
 EMBER_CUDA_OP2(Pow, pow_op(x, y))
 EMBER_CUDA_OP2(Maximum, nan_max(x, y))
 EMBER_CUDA_OP2(Minimum, nan_min(x, y))

@@ -29,7 +29,7 @@ constexpr bool is_float_v = is_half_v<T> || std::is_floating_point_v<T>;
 // Whether op class `cls` takes device element type T (core's op_takes, for these types).
 template <OpClass cls, typename T>
 constexpr bool takes() {
-  if constexpr (cls == OpClass::Float) return is_float_v<T>;
+  if constexpr (cls == OpClass::Float || cls == OpClass::ToFloat) return is_float_v<T>;
   if constexpr (cls == OpClass::Integer) return !is_float_v<T>;
   return true;
 }

@@ -221,6 +221,13 @@ inline half fma(half a, half b, half c) {
   return half(std::fma(float(a), float(b), float(c)));
 }
 
+inline float fmod(float x, float y) {
+  return std::fmod(x, y);
+}
+inline float copysign(float x, float y) {
+  return std::copysign(x, y);
+}
+
 // MSL fmax/fmin (and max/min on floats): a NaN argument yields the other argument.
 inline float fmax(float a, float b) {
   return std::fmax(a, b);

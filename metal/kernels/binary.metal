@@ -7,20 +7,62 @@
 #include "common.h"
 #include "copy.h"
 
-// numpy's floor division; a zero divisor gives 0 instead of a trap, and
-// INT64_MIN / -1 wraps to INT64_MIN.
+// True division: floats only (core casts integer inputs to float32 first).
 inline float ew_div(float a, float b) {
   return a / b;
 }
-inline int64_t ew_div(int64_t a, int64_t b) {
+
+// numpy's float floor_divide (npy_divmod): the quotient from fmod, exact where
+// floor(a / b) would round up; a zero divisor gives a / b (inf or nan).
+inline float ew_floor_div(float a, float b) {
+  if (b == 0.0f) return a / b;
+  const float mod = fmod(a, b);
+  float div = (a - mod) / b;
+  if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+  if (div == 0.0f) return copysign(0.0f, a / b);
+  const float fl = floor(div);
+  return div - fl > 0.5f ? fl + 1.0f : fl;
+}
+// numpy's float remainder: the sign of the divisor, a zero result included.
+inline float ew_floor_mod(float a, float b) {
+  const float mod = fmod(a, b);
+  if (b == 0.0f) return mod;
+  if (mod == 0.0f) return copysign(0.0f, b);
+  return (b < 0.0f) != (mod < 0.0f) ? mod + b : mod;
+}
+inline float ew_trunc_div(float a, float b) {
+  return trunc(a / b);
+}
+
+// Integer division by zero gives 0 for //, % and trunc (numpy's value: a GPU cannot raise
+// without a host wait; the CPU raises). INT64_MIN / -1 wraps to INT64_MIN, no trap.
+inline int64_t ew_floor_div(int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return ew_sub(int64_t(0), a);
   const int64_t q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
+inline int64_t ew_floor_mod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline int64_t ew_trunc_div(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  return b == -1 ? ew_sub(int64_t(0), a) : a / b;
+}
+// Unsigned: floor and trunc agree.
 template <typename C>
-inline C ew_div(C a, C b) {
+inline C ew_floor_div(C a, C b) {
   return b == C(0) ? C(0) : C(a / b);
+}
+template <typename C>
+inline C ew_floor_mod(C a, C b) {
+  return b == C(0) ? C(0) : C(a % b);
+}
+template <typename C>
+inline C ew_trunc_div(C a, C b) {
+  return ew_floor_div(a, b);
 }
 
 // Integer powers by squaring in wrapping unsigned arithmetic, truncated to the dtype;
@@ -85,6 +127,24 @@ struct BinaryDiv {
     return ew_div(a, b);
   }
 };
+struct BinaryFloorDivide {
+  template <typename C>
+  C operator()(C a, C b) {
+    return ew_floor_div(a, b);
+  }
+};
+struct BinaryRemainder {
+  template <typename C>
+  C operator()(C a, C b) {
+    return ew_floor_mod(a, b);
+  }
+};
+struct BinaryTruncDivide {
+  template <typename C>
+  C operator()(C a, C b) {
+    return ew_trunc_div(a, b);
+  }
+};
 struct BinaryPow {
   template <typename C>
   C operator()(C a, C b) {
@@ -120,11 +180,15 @@ kernel void binary_map(device const T* lhs [[buffer(0)]], device const T* rhs [[
 
 // One line per op, for the dtype class of its row in core/ops.def.
 #define EMBER_BINARY_ALL(name, Op) EMBER_FOR_ALL_TYPES(EMBER_BINARY_KERNELS, name, Op)
+#define EMBER_BINARY_TO_FLOAT(name, Op) EMBER_FOR_FLOAT_TYPES(EMBER_BINARY_KERNELS, name, Op)
 
 EMBER_BINARY_ALL(add, BinaryAdd)
 EMBER_BINARY_ALL(sub, BinarySub)
 EMBER_BINARY_ALL(mul, BinaryMul)
-EMBER_BINARY_ALL(div, BinaryDiv)
+EMBER_BINARY_TO_FLOAT(div, BinaryDiv)
+EMBER_BINARY_ALL(floor_divide, BinaryFloorDivide)
+EMBER_BINARY_ALL(remainder, BinaryRemainder)
+EMBER_BINARY_ALL(trunc_divide, BinaryTruncDivide)
 EMBER_BINARY_ALL(pow, BinaryPow)
 EMBER_BINARY_ALL(maximum, BinaryMaximum)
 EMBER_BINARY_ALL(minimum, BinaryMinimum)

@@ -26,6 +26,7 @@ __all__ = [
     "InvalidTypeError",
     "InvalidIndexError",
     "DLPackError",
+    "DivisionByZeroError",
 ]
 
 
@@ -147,3 +148,11 @@ class DLPackError(EmberError, BufferError):
     """A tensor DLPack cannot carry: GPU memory, a dtype it lacks, a bad capsule (``op``)."""
 
     attributes = ("op",)
+
+
+class DivisionByZeroError(EmberError, ZeroDivisionError):
+    """Integer ``//``, ``%`` or ``div(..., rounding_mode=...)`` by zero on the CPU (``op``,
+    ``dtype``). GPUs cannot raise without waiting for the result: there x // 0 and x % 0
+    give 0 (numpy's value)."""
+
+    attributes = ("op", "dtype")
