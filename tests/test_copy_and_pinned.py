@@ -82,7 +82,7 @@ def test_only_host_tensors_can_be_pinned(device):
 
 
 @cuda_only
-def test_pinned_memory_keeps_values_and_views_and_moves_both_ways(dtype, rng):
+def test_cuda_pinned_memory_keeps_values_and_views_and_moves_both_ways(dtype, rng):
     d = ember.device("cuda")
     x = rand_array(rng, (64, 33), dtype)
     src = ember.tensor(x, dtype=edtype(dtype))
@@ -98,7 +98,7 @@ def test_pinned_memory_keeps_values_and_views_and_moves_both_ways(dtype, rng):
 
 
 @cuda_only
-def test_large_pinned_moves_are_exact_and_ordered_after_queued_work(rng):
+def test_cuda_large_pinned_moves_are_exact_and_ordered_after_queued_work(rng):
     d = ember.Device.cuda(0, new_stream=True)
     x = rand_array(rng, (4096, 4096), "float32")  # 64 MiB: past the direct-copy size
     pinned = ember.tensor(x).pin_memory()

@@ -41,34 +41,40 @@ def test_cuda_availability_is_asked_of_the_machine():
 
 @gpu_only
 def test_two_streams_are_not_ordered_but_a_move_between_them_is():
-    # In a fresh process: CUDA maps streams onto CUDA_DEVICE_MAX_CONNECTIONS (8) hardware
-    # queues, so after dozens of streams in one process, a and b may share a queue and be
-    # ordered by the hardware, which is not what this test is about.
+    # a's long work is one spinning thread: work that fills every SM (a chain of large
+    # products) keeps a tiny kernel of another stream waiting on the H200, for torch's
+    # streams too, which is scheduling, not ordering. In a fresh process: CUDA maps
+    # streams onto 8 hardware queues (CUDA_DEVICE_MAX_CONNECTIONS), and after dozens of
+    # streams in one process, a and b may share one.
     r = helpers.run_python(
         """
+        import time
         import numpy as np, ember
-        from helpers import long_identity_chain
         a = ember.Device.cuda(0, new_stream=True)
         b = ember.Device.cuda(0, new_stream=True)
-        # b's small blocks, made now: growing the GPU's pool maps memory, and the driver
-        # does that only once every stream is idle (seen on the H200: 0.1 s here)
+        # Memory first, on both: growing the GPU's pool maps memory, which the driver
+        # does only once every stream is idle.
+        x = ember.ones(1000, device=a)
         warm = [ember.ones(4, device=b) for _ in range(2)]
         b.synchronize()
         del warm
-        x = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
-        y = long_identity_chain(a, x)  # ~0.1 s of products queued on a
+        a.synchronize()
+        ember._core._queue_busy(a, 0.5)
+        y = x * 3  # queued behind the spin
+        start = time.monotonic()
         small = ember.ones(4, device=b) + 1
         b.synchronize()  # b's work does not wait for a's
-        assert not a.query(), "b's synchronize waited for a's stream"
+        waited = time.monotonic() - start
+        assert not a.query(), f"b's synchronize waited for a's stream ({waited:.3f} s)"
+        assert waited < 0.25, waited
         np.testing.assert_array_equal(small.numpy(), np.full(4, 2.0, np.float32))
-        # The move waits for a's pending products, on the GPU: exact, not a stale buffer.
+        # The move waits for a's pending work, on the GPU: exact values, not a stale buffer.
         z = y.to_device(b)
         assert z.device.same_device(b)
-        np.testing.assert_array_equal(z.numpy(), x)
+        np.testing.assert_array_equal(z.numpy(), np.full(1000, 3.0, np.float32))
         assert a.query()  # b's copy could only run after a's work
         print("ok")
-        """,
-        env={"PYTHONPATH": helpers.PATH_WITH_HELPERS},
+        """
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
@@ -236,10 +242,13 @@ def test_a_device_fault_surfaces_at_the_next_wait_as_a_device_error():
     assert later.startswith("later DeviceError True cuda:0") and "context is lost" in later
 
 
-def test_the_test_fault_hook_refuses_a_backend_without_one():
+def test_the_test_hooks_refuse_a_backend_without_them():
     with pytest.raises(ember.InvalidArgumentError) as info:
         ember._core._queue_device_fault(ember.device("cpu"))
     assert "_queue_device_fault" in str(info.value) and "cpu" in str(info.value)
+    with pytest.raises(ember.InvalidArgumentError) as info:
+        ember._core._queue_busy(ember.device("cpu"), 0.1)
+    assert "_queue_busy" in str(info.value) and "cpu" in str(info.value)
 
 
 CUDA_WAITS = {"synchronize": "d.synchronize()", "numpy": "y.numpy()"}

@@ -278,6 +278,9 @@ struct BackendFactory {
   // Tests only: queues work that faults on the device, so that a test sees how a fault
   // surfaces (DeviceError at the next wait); nullptr where a backend has no such fault.
   void (*queue_fault)(BackendDevice& device) = nullptr;
+  // Tests only: queues `seconds` of work on one core of the device, so that a test can
+  // show that another queue runs meanwhile; nullptr where a backend has none.
+  void (*queue_busy)(BackendDevice& device, double seconds) = nullptr;
   // Page-locked host memory that this backend's devices copy to and from by DMA, with
   // the deleter that frees it (Tensor.pin_memory()); nullptr where the backend has none.
   std::shared_ptr<void> (*pinned_host_alloc)(size_t bytes) = nullptr;

@@ -230,6 +230,16 @@ void bind_device(py::module_& m) {
         f->queue_fault(d);
       },
       py::arg("device"), "Tests only: queues a kernel that faults on `device`.");
+  m.def(
+      "_queue_busy",
+      [](BackendDevice& d, double seconds) {
+        const BackendFactory* f = find_backend(d.kind());
+        if (!f || !f->queue_busy)
+          throw_invalid("_queue_busy", "the " + d.kind() + " backend has no test work");
+        f->queue_busy(d, seconds);
+      },
+      py::arg("device"), py::arg("seconds"),
+      "Tests only: queues `seconds` of work on one core of `device`.");
   m.def("manual_seed", &seed_all, py::arg("seed"),
         "Seeds the CPU device and every cached device (ember.device(...)).");
   m.def("set_float32_matmul_precision", &set_precision, py::arg("precision"),

@@ -195,5 +195,7 @@ bool is_pinned_host(const void* p);
 
 // Tests only (ops/testing.cu): queues a kernel that traps; the launch itself succeeds.
 void queue_fault(const CudaDevice& dev);
+// Tests only: queues one thread that spins for `seconds` (at the GPU's rated clock).
+void queue_busy(const CudaDevice& dev, double seconds);
 
 }  // namespace ember::cuda

@@ -492,6 +492,7 @@ const bool registered = register_backend(BackendFactory{
     "cuda", [] { return int64_t(gpu_count()); }, [] { return unavailable_reason(); },
     [](int64_t ordinal, bool new_instance) { return open_device(ordinal, new_instance); },
     [](BackendDevice& d) { queue_fault(static_cast<CudaDevice&>(d)); },
+    [](BackendDevice& d, double seconds) { queue_busy(static_cast<CudaDevice&>(d), seconds); },
     [](size_t bytes) {
       claim_process();  // CUDA starts here: a forked child cannot use it
       return pinned_host_alloc(bytes);

@@ -45,6 +45,7 @@ __device__ C block_all(C v) {
 struct Rows {
   Walk<1> outer;  // the row starts
   int64_t n, stride, count;
+  int64_t row_stride;  // between row starts when outer.ndim is 1 (0 when it is 0)
 };
 
 template <typename C>
@@ -103,27 +104,31 @@ __global__ void softmax_rows(const T* src, Rows r, bool log, T* dst) {
 
 // Dense rows (stride 1, every row 16-byte aligned, n a whole number of vectors): each
 // thread keeps kItems values of its row in registers, read and written as 16-byte vectors.
-template <typename T, int kItems, bool log>
+// kExact: the rows sit at one stride and the block holds exactly one row, so no load is
+// conditional and every one is issued before the first is used (measured on the H200:
+// 127 us for 8192 x 8192 f32 against 186 us with bounds checks and the general walk).
+template <typename T, int kItems, bool log, bool kExact>
 __global__ void softmax_dense(const T* src, Rows r, T* dst) {
   using C = compute_t<T>;
   constexpr int V = vec_width<T>();
   constexpr int kVecs = kItems / V;
-  const int64_t nv = r.n / V;
+  const int nv = int(r.n / V);  // at most kItems * 1024 / V
   for (int64_t row = blockIdx.x; row < r.count; row += gridDim.x) {
-    int64_t base[1];
-    walk_offsets(r.outer, row, base);
+    int64_t base[1] = {r.outer.offset[0] + row * r.row_stride};
+    if constexpr (!kExact) walk_offsets(r.outer, row, base);
     auto x = reinterpret_cast<const Vec<T, V>*>(src + base[0]);
     auto y = reinterpret_cast<Vec<T, V>*>(dst + row * r.n);
     C v[kVecs][V];
     C mx = C(-INFINITY);
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
-      const int64_t j = threadIdx.x + int64_t(k) * blockDim.x;
+      const int j = int(threadIdx.x) + k * int(blockDim.x);
+      const bool in_row = kExact || j < nv;
       Vec<T, V> in;
-      if (j < nv) in = x[j];
+      if (in_row) in = x[j];
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        v[k][e] = j < nv ? to_c(in.v[e]) : C(-INFINITY);
+        v[k][e] = in_row ? to_c(in.v[e]) : C(-INFINITY);
         mx = v[k][e] > mx ? v[k][e] : mx;
       }
     }
@@ -139,11 +144,11 @@ __global__ void softmax_dense(const T* src, Rows r, T* dst) {
         if (!log) v[k][e] = ex;
       }
     sum = block_all<false>(sum);
-    const C log_sum = m_log(sum), inv = C(1) / sum;
+    const C log_sum = log ? m_log(sum) : C(0), inv = C(1) / sum;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
-      const int64_t j = threadIdx.x + int64_t(k) * blockDim.x;
-      if (j >= nv) continue;
+      const int j = int(threadIdx.x) + k * int(blockDim.x);
+      if (!kExact && j >= nv) continue;
       Vec<T, V> out;
 #pragma unroll
       for (int e = 0; e < V; ++e)
@@ -151,6 +156,14 @@ __global__ void softmax_dense(const T* src, Rows r, T* dst) {
       y[j] = out;
     }
   }
+}
+
+template <typename T, int kItems, bool log>
+void launch_dense(const T* src, const Rows& r, T* dst, unsigned blocks, int threads,
+                  cudaStream_t stream) {
+  const bool exact = r.outer.ndim <= 1 && int64_t(threads) * kItems == r.n;
+  auto kernel = exact ? softmax_dense<T, kItems, log, true> : softmax_dense<T, kItems, log, false>;
+  kernel<<<blocks, threads, 0, stream>>>(src, r, dst);
 }
 
 }  // namespace
@@ -167,6 +180,7 @@ void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) cons
   Strides outer_strides(src.strides().begin(), src.strides().end() - (nd == 0 ? 0 : 1));
   Layout outer(outer_shape, outer_strides, src.offset());
   r.outer = make_walk<1>("softmax", outer_shape, {&outer});
+  r.row_stride = r.outer.ndim == 1 ? r.outer.stride[0][0] : 0;
   const unsigned blocks = unsigned(std::min<int64_t>(r.count, 1 << 30));
   GpuScope scope(cuda().gpu());
   dispatch(dtype_, [&](auto tag) {
@@ -180,9 +194,10 @@ void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) cons
       if (dense) {  // the fewest threads that hold the row: more rows in flight per SM
         int threads = 32;
         while (int64_t(threads) * kDenseItems < n) threads *= 2;
-        auto kernel =
-            log ? softmax_dense<T, kDenseItems, true> : softmax_dense<T, kDenseItems, false>;
-        kernel<<<blocks, threads, 0, stream()>>>(ptr<T>(), r, out);
+        if (log)
+          launch_dense<T, kDenseItems, true>(ptr<T>(), r, out, blocks, threads, stream());
+        else
+          launch_dense<T, kDenseItems, false>(ptr<T>(), r, out, blocks, threads, stream());
         return;
       }
       const int threads = n >= 4096 ? 1024 : n >= 1024 ? 512 : n >= 256 ? 256 : n >= 64 ? 64 : 32;

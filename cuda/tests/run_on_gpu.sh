@@ -40,19 +40,21 @@ if has sanitize || has memcheck || has racecheck; then
   skip+=" and not ctrl_c"
   for tool in memcheck racecheck; do
     has sanitize || has "$tool" || continue
-    files="tests/test_cuda.py tests/test_op_table.py tests/test_events.py"
+    files="tests/test_cuda.py tests/test_op_table.py tests/test_events.py tests/test_division.py"
+    files+=" tests/test_copy_and_pinned.py"
     only=()
     if [ "$tool" = racecheck ]; then
       # racecheck checks shared memory. Only ember's kernels are instrumented: cuBLAS's
       # are not ours and, instrumented, take most of the time.
-      files="tests/test_reduce.py tests/test_matmul.py tests/test_op_table.py"
+      files="${RACECHECK_FILES:-tests/test_reduce.py tests/test_matmul.py tests/test_op_table.py}"
       only=(--kernel-name kns=ember)  # a substring of the mangled name
     fi
     echo "== compute-sanitizer --tool $tool ${only[*]}"
     SECONDS=0
     timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool "$tool" "${only[@]}" \
       --error-exitcode 9 --report-api-errors no --target-processes all python3 -m pytest -q \
-      -p no:cacheprovider -p no:xdist $files -k "cuda and $skip" >"$logs/sanitize-$tool.log" 2>&1 \
+      -p no:cacheprovider -p no:xdist $files -k "cuda and $skip ${SANITIZE_K:-}" \
+      >"$logs/sanitize-$tool.log" 2>&1 \
       || status=1
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$logs/sanitize-$tool.log" | tail -5
     echo "$tool in $SECONDS s"
