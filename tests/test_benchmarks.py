@@ -428,3 +428,20 @@ def test_the_metal_memory_loop_reports_rss_and_says_flat():
     assert lines[0] == "300 ops of c = a + 1 on 4096 float32 elements, no synchronize()"
     assert [line.split()[0] for line in lines[2:5]] == ["100", "200", "300"]
     assert lines[-1].startswith("growth after op 100: at most ") and lines[-1].endswith(": flat")
+
+
+def test_launch_cost_reports_the_cpu_rows(capsys, monkeypatch):
+    from benchmarks import launch_cost
+
+    monkeypatch.setattr(ember, "cuda_is_available", lambda: False)
+    calls = []
+    real = launch_cost.per_call_us
+    monkeypatch.setattr(
+        launch_cost, "per_call_us", lambda fn, sync=None: calls.append(fn) or real(fn, sync, 10, 1)
+    )
+    assert launch_cost.main() == 0
+    out = capsys.readouterr().out
+    assert "no usable CUDA GPU" in out
+    for row in ("ember cpu a + b", "ember cpu add(out=)", "ember cpu empty(1)"):
+        assert row in out
+    assert len(calls) == 3

@@ -10,9 +10,17 @@ __global__ void trap_kernel() {
   __trap();  // cudaErrorLaunchFailure: sticky, the context is lost
 }
 
-__global__ void spin_kernel(long long cycles) {
-  const long long start = clock64();
-  while (clock64() - start < cycles) {
+// %globaltimer counts nanoseconds whatever the SM clock (the clock rate attribute is 0
+// under CUDA 13).
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(unsigned long long ns) {
+  const unsigned long long start = now_ns();
+  while (now_ns() - start < ns) {
   }
 }
 
@@ -20,11 +28,7 @@ __global__ void spin_kernel(long long cycles) {
 
 void queue_busy(const CudaDevice& dev, double seconds) {
   GpuScope scope(dev.gpu());
-  int khz = 0;
-  check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev.gpu()), "cudaDeviceGetAttribute",
-        &dev);
-  // At most the clock's rate: a GPU running below it spins longer, never shorter.
-  spin_kernel<<<1, 1, 0, dev.stream()>>>((long long)(seconds * khz * 1e3));
+  spin_kernel<<<1, 1, 0, dev.stream()>>>((unsigned long long)(seconds * 1e9));
   dev.check_launch("spin (work queued by a test)");
 }
 
