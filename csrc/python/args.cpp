@@ -20,9 +20,10 @@ PyObject* tensor_type() {
   return type;
 }
 
-// numpy's scalar types, to accept np.float32(2) and friends as numbers.
+// numpy's scalar types, to accept np.float32(2) and friends as numbers, and ndarray,
+// which an operand reads as a CPU tensor.
 struct NumpyScalarTypes {
-  py::object generic, boolean, integer, floating;
+  py::object generic, boolean, integer, floating, ndarray;
 };
 
 const NumpyScalarTypes& numpy_scalars() {
@@ -31,7 +32,7 @@ const NumpyScalarTypes& numpy_scalars() {
       .call_once_and_store_result([] {
         py::module_ np = py::module_::import("numpy");
         return NumpyScalarTypes{np.attr("generic"), np.attr("bool_"), np.attr("integer"),
-                                np.attr("floating")};
+                                np.attr("floating"), np.attr("ndarray")};
       })
       .get_stored();
 }
@@ -62,8 +63,19 @@ Number read_int(PyObject* o) {
   return n;
 }
 
+bool is_ndarray(PyObject* o) {
+  return is_instance(o, numpy_scalars().ndarray.ptr());
+}
+
 Number read_numpy_scalar(PyObject* o) {
   const NumpyScalarTypes& np = numpy_scalars();
+  py::object item;
+  if (is_ndarray(o)) {  // a 0-d array is read as its scalar (numpy's arr[()])
+    auto arr = py::reinterpret_borrow<py::object>(o);
+    if (arr.attr("ndim").cast<int>() != 0) return {};
+    item = arr[py::tuple()];
+    o = item.ptr();
+  }
   Number n;
   if (is_instance(o, np.boolean.ptr())) {
     n.kind = Number::Int;
@@ -169,7 +181,13 @@ std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle ot
     return other_left ? std::make_pair(o, t) : std::make_pair(t, o);
   }
   Number n = read_number(other);
-  if (n.kind == Number::None) return std::nullopt;
+  if (n.kind == Number::None) {
+    if (!is_ndarray(other.ptr())) return std::nullopt;
+    // An ndarray is the CPU tensor ember.tensor makes of it: with a GPU tensor the op
+    // raises DeviceMismatchError rather than copying either side.
+    Tensor arr = py::module_::import("ember").attr("tensor")(other).cast<Tensor>();
+    return other_left ? std::make_pair(arr, t) : std::make_pair(t, arr);
+  }
   Tensor base = t;
   if (n.kind == Number::Float && !dtype_is_float(t.dtype()))
     base = gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return to_dtype(t, DType::F32); });

@@ -70,7 +70,7 @@ Shape shape_arg(py::handle obj, const char* op);         // an int or a tuple/li
 Shape shape_args(const py::args& args, const char* op);  // f(2, 3) or f((2, 3))
 Dims dims_arg(py::handle obj, const char* op);           // None (all), an int, or a tuple
 
-// A Python number (int, float, bool, numpy scalar) read for use as an operand.
+// A Python number (int, float, bool, numpy scalar, 0-d ndarray) read as an operand.
 struct Number {
   enum Kind { None, Int, BigInt, Float } kind = None;
   int64_t i = 0;  // Int
@@ -80,7 +80,8 @@ Number read_number(py::handle obj);
 // A 0-d tensor holding n with the given dtype on the given device.
 Tensor number_tensor(const Number& n, DType dtype, const DevicePtr& device, const char* op);
 // The two operands of a binary op, a number taking the tensor's dtype (a float with
-// an integer tensor promotes both to float32); nullopt when `other` is neither.
+// an integer tensor promotes both to float32; a 0-d ndarray is a number), an ndarray
+// the CPU tensor ember.tensor makes of it; nullopt when `other` is none of these.
 std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle other,
                                                   bool other_left, const char* op);
 // ids for index_select/gather: a Tensor, or anything ember.tensor takes, on t's device.

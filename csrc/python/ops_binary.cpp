@@ -22,7 +22,8 @@ std::optional<Tensor> out_arg(py::handle out, const char* op) {
 namespace {
 
 [[noreturn]] void throw_operand(const char* op, py::handle obj) {
-  throw_invalid_type(op, "expected a Tensor or a Python number", Py_TYPE(obj.ptr())->tp_name);
+  throw_invalid_type(op, "expected a Tensor, a Python number or a numpy array",
+                     Py_TYPE(obj.ptr())->tp_name);
 }
 
 py::object binary_call(BinaryOp op, const Tensor& t, py::handle other, bool other_left,

@@ -93,6 +93,8 @@ from .errors import (
 # Every op of the op table (csrc/core/ops.def) is an ember function of its name.
 _TABLE_OPS = sorted({row[1] for row in _core._op_table()})
 globals().update({name: getattr(_core, name) for name in _TABLE_OPS})
+from . import _ufunc  # noqa: E402, F401  (Tensor.__array_ufunc__)
+
 # ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
 from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
 from ._size import Size  # noqa: E402  (also makes Tensor.size() a method)
