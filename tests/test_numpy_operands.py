@@ -112,6 +112,20 @@ def test_the_methods_and_functions_take_ndarrays(device, rng):
             assert isinstance(r, ember.Tensor) and r.shape == (3, 4)
 
 
+def test_where_takes_ndarrays(device, rng):
+    t, x, a = operands(rng, device)
+    cond = t > 2
+    for args, want in (((t, a), np.where(x > 2, x, a)), ((a, t), np.where(x > 2, a, x))):
+        if on_host(device):
+            check_exact(ember.where(cond, *args), want, "float32", device)
+            continue
+        with pytest.raises(ember.DeviceMismatchError) as info:
+            ember.where(cond, *args)
+        e = info.value
+        assert e.op == "where"
+        assert {e.lhs.kind, e.rhs.kind} == {"cpu", device.kind}
+
+
 # (tensor dtype, ndarray dtype, result dtype): ember's promotion between two tensors
 PROMOTION = [
     ("int64", np.float32, "float32"),
