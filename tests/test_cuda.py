@@ -66,7 +66,6 @@ def test_two_streams_are_not_ordered_but_a_move_between_them_is():
         b.synchronize()  # b's work does not wait for a's
         waited = time.monotonic() - start
         assert not a.query(), f"b's synchronize waited for a's stream ({waited:.3f} s)"
-        assert waited < 0.25, waited
         np.testing.assert_array_equal(small.numpy(), np.full(4, 2.0, np.float32))
         # The move waits for a's pending work, on the GPU: exact values, not a stale buffer.
         z = y.to_device(b)
