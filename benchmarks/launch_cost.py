@@ -3,7 +3,9 @@
 Per-call host time (µs, median of 5 runs of 10 000 queued calls, then one wait) of a
 one-element add, fresh and out=, and of empty(1), on the CPU device and, where a GPU and
 torch are present, on CUDA beside torch's. The CPU rows are ember's own cost (the Python
-call and the dispatch); the CUDA rows add the kernel launch.
+call and the dispatch); the CUDA rows add the kernel launch. The "bare launch" rows are
+the floor under both: one Python call that launches one kernel of a single thread and
+nothing else (ember's test hook _queue_busy with 0 s, torch.cuda._sleep(0)).
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def main() -> int:
             ember.add,
             d.synchronize,
         )
+        rows["ember cuda bare launch"] = per_call_us(
+            lambda: ember._core._queue_busy(d, 0.0), d.synchronize
+        )
         try:
             import torch
         except ImportError:
@@ -70,6 +75,9 @@ def main() -> int:
                 lambda: torch.empty(1, device="cuda"),
                 torch.add,
                 torch.cuda.synchronize,
+            )
+            rows["torch cuda bare launch"] = per_call_us(
+                lambda: torch.cuda._sleep(0), torch.cuda.synchronize
             )
     else:
         print("no usable CUDA GPU here: the CPU rows only")
