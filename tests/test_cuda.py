@@ -52,15 +52,19 @@ def test_two_streams_are_not_ordered_but_a_move_between_them_is():
         import numpy as np, ember
         a = ember.Device.cuda(0, new_stream=True)
         b = ember.Device.cuda(0, new_stream=True)
-        # Memory first, on both: growing the GPU's pool maps memory, which the driver
-        # does only once every stream is idle.
+        # Everything once before the spin: growing the GPU's pool (a new allocation) and
+        # loading a kernel on its first use (CUDA loads modules lazily) each wait on the
+        # host until every stream is idle.
         x = ember.ones(1000, device=a)
-        warm = [ember.ones(4, device=b) for _ in range(2)]
+        three = ember.full((1000,), 3.0, device=a)
+        y = ember.empty(1000, device=a)
+        ember.mul(x, three, out=y)
+        warm = [ember.ones(4, device=b) + 1 for _ in range(2)]
         b.synchronize()
         del warm
         a.synchronize()
         ember._core._queue_busy(a, 0.5)
-        y = x * 3  # queued behind the spin
+        ember.mul(x, three, out=y)  # queued behind the spin; out= allocates nothing
         start = time.monotonic()
         small = ember.ones(4, device=b) + 1
         b.synchronize()  # b's work does not wait for a's
