@@ -147,6 +147,13 @@ Dims dims_arg(py::handle obj, const char* op) {
   return shape_arg(obj, op);  // the same rules: an int or a tuple/list of ints
 }
 
+py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op) {
+  if (axis.is_none()) return dim;
+  if (!dim.is_none())
+    throw_invalid(op, "got both dim= and axis= (axis is numpy's name for dim); pass one");
+  return axis;
+}
+
 Number read_number(py::handle obj) {
   PyObject* o = obj.ptr();
   if (PyFloat_Check(o)) {

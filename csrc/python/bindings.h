@@ -69,6 +69,9 @@ int64_t int_arg(py::handle obj, const char* op);
 Shape shape_arg(py::handle obj, const char* op);         // an int or a tuple/list of ints
 Shape shape_args(const py::args& args, const char* op);  // f(2, 3) or f((2, 3))
 Dims dims_arg(py::handle obj, const char* op);           // None (all), an int, or a tuple
+// axis= is numpy's name for dim= (PyTorch takes it too): `axis` when given, else `dim`;
+// both given is an InvalidArgumentError naming op.
+py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op);
 
 // A Python number (int, float, bool, numpy scalar, 0-d ndarray) read as an operand.
 struct Number {

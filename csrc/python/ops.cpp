@@ -47,36 +47,101 @@ void bind_unary(py::module_& m, py::class_<Tensor>& cls) {
 
 // ---- reductions and matmul
 
+// A reduction's out= (numpy's np.sum(t) passes out=None): the result written into it,
+// which must have the result's shape and a dtype the result can be written into.
+py::object reduced(Tensor r, py::handle out, const char* op) {
+  std::optional<Tensor> dst = out_arg(out, op);
+  if (!dst) return py::cast(std::move(r));
+  if (dst->shape() != r.shape())
+    throw_shape_mismatch(op, r.shape(), dst->shape(),
+                         "the out= tensor must have the result's shape");
+  if (!can_write_into(r.dtype(), dst->dtype())) throw_dtype_mismatch(op, r.dtype(), dst->dtype());
+  gil_free_if(big(r), [&] { copy_into(r, *dst, op); });
+  return borrowed(out);
+}
+
+// sum/mean(dtype=): the input is cast to dtype first, as PyTorch's.
+Tensor cast_to(const Tensor& t, std::optional<DType> dtype) {
+  return dtype && *dtype != t.dtype() ? to_dtype(t, *dtype) : t;
+}
+std::optional<DType> opt_dtype(py::handle dtype) {
+  if (dtype.is_none()) return std::nullopt;
+  return dtype_arg(dtype);
+}
+
+// keepdims= is numpy's name for keepdim= (PyTorch takes it too).
+bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op) {
+  if (keepdims.is_none()) return keepdim;
+  if (keepdim)
+    throw_invalid(op, "got both keepdim= and keepdims= (numpy's name for keepdim); pass one");
+  return PyObject_IsTrue(keepdims.ptr()) == 1;
+}
+
 template <ReduceOp op>
-Tensor reduce_fn(const Tensor& t, py::handle dim, bool keepdim) {
-  Dims dims = dims_arg(dim, reduce_name(op));
-  return gil_free_if(big(t), [&] { return reduce(op, t, dims, keepdim); });
+py::object reduce_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle axis,
+                     py::handle keepdims, py::handle out) {
+  const char* name = reduce_name(op);
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, name);
+  Dims dims = dims_arg(dim_or_axis(dim, axis, name), name);
+  return reduced(gil_free_if(big(t), [&] { return reduce(op, t, dims, keepdim); }), out, name);
 }
 
-Tensor mean_fn(const Tensor& t, py::handle dim, bool keepdim) {
-  Dims dims = dims_arg(dim, "mean");
-  return gil_free_if(big(t), [&] { return mean(t, dims, keepdim); });
+py::object sum_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle dtype,
+                  py::handle axis, py::handle keepdims, py::handle out) {
+  Dims dims = dims_arg(dim_or_axis(dim, axis, "sum"), "sum");
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, "sum");
+  std::optional<DType> d = opt_dtype(dtype);
+  Tensor r =
+      gil_free_if(big(t), [&] { return reduce(ReduceOp::Sum, cast_to(t, d), dims, keepdim); });
+  return reduced(std::move(r), out, "sum");
+}
+
+py::object mean_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle dtype,
+                   py::handle axis, py::handle keepdims, py::handle out) {
+  Dims dims = dims_arg(dim_or_axis(dim, axis, "mean"), "mean");
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, "mean");
+  std::optional<DType> d = opt_dtype(dtype);
+  Tensor r = gil_free_if(big(t), [&] { return mean(cast_to(t, d), dims, keepdim); });
+  return reduced(std::move(r), out, "mean");
 }
 
 template <ReduceOp op>
-Tensor arg_fn(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  return gil_free_if(big(t), [&] { return arg_reduce(op, t, dim, keepdim); });
+py::object arg_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle axis,
+                  py::handle keepdims, py::handle out) {
+  const char* name = reduce_name(op);
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, name);
+  py::handle d = dim_or_axis(dim, axis, name);
+  std::optional<int64_t> one;
+  if (!d.is_none()) one = int_arg(d, name);
+  return reduced(gil_free_if(big(t), [&] { return arg_reduce(op, t, one, keepdim); }), out, name);
 }
 
-// argmax/argmin take one dim (or none); the others a dim or a tuple of dims.
+// argmax/argmin take one dim (or none); the others a dim or a tuple of dims. Every one also
+// takes numpy's axis=, keepdims= and out=, so np.sum(t, axis=1) and np.argmax(t) call it.
 template <ReduceOp op>
 void def_reduce(py::module_& m, py::class_<Tensor>& cls) {
   auto dim = py::arg("dim") = py::none();
   auto keepdim = py::arg("keepdim") = false;
+  auto axis = py::arg("axis") = py::none();
+  auto keepdims = py::arg("keepdims") = py::none();
+  auto out = py::arg("out") = py::none();
   if constexpr (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
-    def_op(m, cls, reduce_name(op), &arg_fn<op>, dim, keepdim);
+    def_op(m, cls, reduce_name(op), &arg_fn<op>, dim, keepdim, py::kw_only(), axis, keepdims, out);
+  else if constexpr (op == ReduceOp::Sum)
+    def_op(m, cls, "sum", &sum_fn, dim, keepdim, py::kw_only(), py::arg("dtype") = py::none(), axis,
+           keepdims, out);
   else
-    def_op(m, cls, reduce_name(op), &reduce_fn<op>, dim, keepdim);
+    def_op(m, cls, reduce_name(op), &reduce_fn<op>, dim, keepdim, py::kw_only(), axis, keepdims,
+           out);
 }
 
+// dim=None is the last dim (ember's default; PyTorch asks for one).
 template <bool log>
-Tensor softmax_fn(const Tensor& t, int64_t dim) {
-  return gil_free_if(big(t), [&] { return softmax(t, dim, log); });
+Tensor softmax_fn(const Tensor& t, py::handle dim, py::handle axis) {
+  const char* name = log ? "log_softmax" : "softmax";
+  py::handle d = dim_or_axis(dim, axis, name);
+  int64_t one = d.is_none() ? -1 : int_arg(d, name);
+  return gil_free_if(big(t), [&] { return softmax(t, one, log); });
 }
 
 Tensor matmul_fn(const Tensor& a, const Tensor& b) {
@@ -86,12 +151,14 @@ Tensor matmul_fn(const Tensor& a, const Tensor& b) {
 
 void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
   auto dim = py::arg("dim") = py::none();
-  auto keepdim = py::arg("keepdim") = false;
+  auto axis = py::arg("axis") = py::none();
 #define EMBER_REDUCE(Enum, name, dtypes) def_reduce<ReduceOp::Enum>(m, cls);
 #include "core/ops.def"
-  def_op(m, cls, "mean", &mean_fn, dim, keepdim);
-  def_op(m, cls, "softmax", &softmax_fn<false>, py::arg("dim") = -1);
-  def_op(m, cls, "log_softmax", &softmax_fn<true>, py::arg("dim") = -1);
+  def_op(m, cls, "mean", &mean_fn, dim, py::arg("keepdim") = false, py::kw_only(),
+         py::arg("dtype") = py::none(), axis, py::arg("keepdims") = py::none(),
+         py::arg("out") = py::none());
+  def_op(m, cls, "softmax", &softmax_fn<false>, dim, py::kw_only(), axis);
+  def_op(m, cls, "log_softmax", &softmax_fn<true>, dim, py::kw_only(), axis);
   cls.def("matmul", &matmul_fn, py::arg("other"));
   m.def("matmul", &matmul_fn, py::arg("input"), py::arg("other"));
 }
@@ -110,9 +177,10 @@ Tensor t_fn(const Tensor& t) {
   return t.ndim() < 2 ? t : transpose(t, 0, 1);
 }
 
-Tensor squeeze_fn(const Tensor& t, py::handle dim) {
-  if (dim.is_none()) return squeeze(t, std::nullopt);
-  return squeeze_dims(t, dims_arg(dim, "squeeze"));
+Tensor squeeze_fn(const Tensor& t, py::handle dim, py::handle axis) {
+  py::handle d = dim_or_axis(dim, axis, "squeeze");
+  if (d.is_none()) return squeeze(t, std::nullopt);
+  return squeeze_dims(t, dims_arg(d, "squeeze"));
 }
 
 // flatten copies when the strides do not allow a view.
@@ -146,9 +214,13 @@ std::vector<Tensor> tensor_list(py::handle seq, const char* op) {
   return ts;
 }
 
+// dim=None is 0, PyTorch's default; None lets axis= be told apart from a dim given.
 template <bool stacked>
-Tensor join_fn(py::handle seq, int64_t dim) {
-  std::vector<Tensor> ts = tensor_list(seq, stacked ? "stack" : "cat");
+Tensor join_fn(py::handle seq, py::handle dim_in, py::handle axis) {
+  const char* name = stacked ? "stack" : "cat";
+  std::vector<Tensor> ts = tensor_list(seq, name);
+  py::handle d = dim_or_axis(dim_in, axis, name);
+  const int64_t dim = d.is_none() ? 0 : int_arg(d, name);
   int64_t total = 0;
   for (const Tensor& t : ts) total += t.numel();
   return gil_free_if(total >= kReleaseGilNumel,
@@ -168,15 +240,18 @@ void bind_shape(py::module_& m, py::class_<Tensor>& cls) {
   });
   def_op(m, cls, "t", &t_fn);
   def_op(m, cls, "narrow", &narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
-  def_op(m, cls, "squeeze", &squeeze_fn, py::arg("dim") = py::none());
+  def_op(m, cls, "squeeze", &squeeze_fn, py::arg("dim") = py::none(), py::kw_only(),
+         py::arg("axis") = py::none());
   def_op(m, cls, "unsqueeze", &unsqueeze, py::arg("dim"));
   def_op(m, cls, "flatten", &flatten_fn, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
   def_op(m, cls, "broadcast_to", [](const Tensor& t, const py::args& shape) {
     return broadcast_to(t, shape_args(shape, "broadcast_to"));
   });
   def_op(m, cls, "expand", &expand_fn);
-  m.def("cat", &join_fn<false>, py::arg("tensors"), py::arg("dim") = 0);
-  m.def("stack", &join_fn<true>, py::arg("tensors"), py::arg("dim") = 0);
+  m.def("cat", &join_fn<false>, py::arg("tensors"), py::arg("dim") = py::none(), py::kw_only(),
+        py::arg("axis") = py::none());
+  m.def("stack", &join_fn<true>, py::arg("tensors"), py::arg("dim") = py::none(), py::kw_only(),
+        py::arg("axis") = py::none());
   m.def(
       "contiguous",
       [](const Tensor& t) { return gil_free_if(big(t), [&] { return contiguous(t); }); },

@@ -8,7 +8,7 @@ import operator
 from collections import namedtuple
 
 from . import _core
-from .errors import InvalidTypeError
+from .errors import InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
 
@@ -36,11 +36,35 @@ def _one_dim(name: str, dim):
 
 
 def _extreme(name: str, values, indices, result):
-    def reduce(input, dim=None, keepdim=False):
+    # axis=, keepdims= and out= as the other reductions take them (np.max(t, axis=1) passes both);
+    # with a dim, out= is the pair (values, indices), as PyTorch's.
+    def reduce(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
+        if keepdims is not None:
+            if keepdim:
+                raise InvalidArgumentError(
+                    f"{name}: got both keepdim= and keepdims= (numpy's name for keepdim); pass one",
+                    op=name,
+                )
+            keepdim = bool(keepdims)
+        if axis is not None:
+            if dim is not None:
+                raise InvalidArgumentError(
+                    f"{name}: got both dim= and axis= (axis is numpy's name for dim); pass one",
+                    op=name,
+                )
+            dim = axis
         if dim is None:
-            return values(input, None, keepdim)
+            return values(input, None, keepdim, out=out)
         d = _one_dim(name, dim)
-        return result(values(input, d, keepdim), indices(input, d, keepdim))
+        if out is None:
+            return result(values(input, d, keepdim), indices(input, d, keepdim))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise InvalidTypeError(
+                f"{name}: with a dim, out= must be a pair (values, indices) of tensors, "
+                f"got {type(out).__name__}",
+                op=name,
+            )
+        return result(values(input, d, keepdim, out=out[0]), indices(input, d, keepdim, out=out[1]))
 
     reduce.__name__ = name
     reduce.__doc__ = (

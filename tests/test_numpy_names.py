@@ -1,0 +1,163 @@
+"""numpy's spellings on ember ops (DESIGN §4): axis= as an alias of dim=, and the
+reductions taking the keywords numpy's functions pass, so np.sum(t, axis=1),
+np.mean(t), np.argmax(t) call ember's op and give an ember Tensor on t's device."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+
+DIM_REDUCTIONS = ["sum", "mean", "amax", "amin"]
+
+
+@pytest.fixture
+def pair(device, rng):
+    a = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    return a, ember.tensor(a, device=device)
+
+
+@pytest.mark.parametrize("name", DIM_REDUCTIONS)
+@pytest.mark.parametrize("axis", [0, -1, (0, 2)])
+def test_axis_is_dim_for_the_reductions(pair, name, axis):
+    a, t = pair
+    expected = getattr(np, name)(a, axis=axis)
+    for r in (getattr(t, name)(axis=axis), getattr(ember, name)(t, axis=axis)):
+        assert r.dtype == ember.float32 and r.shape == expected.shape
+        np.testing.assert_allclose(r.numpy(), expected, rtol=1e-5, atol=1e-5)
+    for kept in (getattr(t, name)(axis=axis, keepdim=True), getattr(t, name)(axis, keepdims=True)):
+        assert kept.shape == getattr(np, name)(a, axis=axis, keepdims=True).shape
+    assert getattr(t, name)(axis, keepdims=False).shape == expected.shape
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_axis_is_dim_for_argmax_argmin(pair, name):
+    a, t = pair
+    for axis in (0, 1, -1):
+        r = getattr(t, name)(axis=axis)
+        assert r.dtype == ember.int64
+        np.testing.assert_array_equal(r.numpy(), getattr(np, name)(a, axis=axis))
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_axis_is_dim_for_max_min(pair, name):
+    a, t = pair
+    values, indices = getattr(t, name)(axis=1)
+    np.testing.assert_array_equal(values.numpy(), getattr(np, f"a{name}")(a, axis=1))
+    np.testing.assert_array_equal(indices.numpy(), getattr(np, f"arg{name}")(a, axis=1))
+    assert getattr(t, name)(axis=1).values.shape == (3, 5)
+
+
+def test_axis_is_dim_for_softmax_cat_stack_squeeze(device, pair):
+    a, t = pair
+    e = np.exp(a - a.max(axis=0, keepdims=True))
+    np.testing.assert_allclose(t.softmax(axis=0).numpy(), e / e.sum(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(
+        ember.log_softmax(t, axis=1).numpy(), ember.log_softmax(t, dim=1).numpy()
+    )
+    np.testing.assert_array_equal(ember.cat([t, t], axis=2).numpy(), np.concatenate([a, a], 2))
+    np.testing.assert_array_equal(ember.stack([t, t], axis=1).numpy(), np.stack([a, a], 1))
+    one = ember.ones((3, 1, 2), device=device)
+    assert one.squeeze(axis=1).shape == (3, 2)
+    # the defaults are unchanged: the last dim for softmax, 0 for cat and stack
+    np.testing.assert_array_equal(t.softmax().numpy(), t.softmax(dim=-1).numpy())
+    assert ember.cat([t, t]).shape == (6, 4, 5) and ember.stack([t, t]).shape == (2, 3, 4, 5)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.sum(dim=0, axis=1),
+        lambda t: ember.mean(t, dim=0, axis=1),
+        lambda t: t.amax(0, axis=0),
+        lambda t: t.argmax(dim=0, axis=1),
+        lambda t: t.max(dim=0, axis=1),
+        lambda t: t.softmax(dim=0, axis=0),
+        lambda t: ember.cat([t, t], dim=0, axis=1),
+        lambda t: t.squeeze(dim=0, axis=0),
+        lambda t: t.sum(0, True, keepdims=True),
+        lambda t: t.max(0, keepdim=True, keepdims=False),
+    ],
+)
+def test_dim_and_axis_together_is_an_error_naming_the_op(pair, call):
+    _, t = pair
+    with pytest.raises(ember.InvalidArgumentError, match="got both") as info:
+        call(t)
+    assert str(info.value).split(":")[0] in {
+        "sum",
+        "mean",
+        "max",
+        "argmax",
+        "softmax",
+        "cat",
+        "squeeze",
+    }
+
+
+def test_numpy_functions_call_the_ember_reduction(device, pair):
+    a, t = pair
+    cases = [
+        (np.sum, {"axis": 1}),
+        (np.sum, {}),
+        (np.mean, {"axis": (0, 2)}),
+        (np.amax, {}),
+        (np.argmax, {"axis": 2}),
+        (np.argmin, {}),
+        (np.sum, {"axis": 0, "keepdims": True}),
+    ]
+    for fn, kw in cases:
+        r, expected = fn(t, **kw), fn(a, **kw)
+        assert r.shape == expected.shape, fn.__name__
+        assert isinstance(r, ember.Tensor), fn.__name__
+        assert r.device.same_device(device)  # computed where t lives, never on the host
+        np.testing.assert_allclose(r.numpy(), expected, rtol=1e-5, atol=1e-5)
+    values, indices = np.max(t, axis=0)  # as for torch tensors: Tensor.max's named pair
+    np.testing.assert_array_equal(values.numpy(), a.max(axis=0))
+    np.testing.assert_array_equal(indices.numpy(), a.argmax(axis=0))
+
+
+def test_sum_and_mean_take_dtype(device):
+    a = np.array([[1, 2, 3], [4, 5, 250]], dtype=np.uint8)
+    t = ember.tensor(a, device=device)
+    r = t.sum(dim=1, dtype=ember.float32)  # cast first: no uint8 wrap-around
+    assert r.dtype == ember.float32
+    np.testing.assert_array_equal(r.numpy(), a.sum(axis=1, dtype=np.float32))
+    assert t.sum(dtype="int64").dtype == ember.int64
+    m = ember.mean(t, axis=0, dtype=ember.float32)
+    assert m.dtype == ember.float32
+    np.testing.assert_allclose(m.numpy(), a.mean(axis=0, dtype=np.float32))
+    np.testing.assert_allclose(np.mean(t, dtype=np.float32).item(), a.mean(dtype=np.float32))
+
+
+def test_reductions_write_into_out(device, pair):
+    a, t = pair
+    out = ember.empty((3, 5), device=device)
+    assert t.sum(1, out=out) is out
+    np.testing.assert_allclose(out.numpy(), a.sum(axis=1), rtol=1e-5, atol=1e-5)
+    assert np.sum(t, axis=1, out=out) is out
+    ints = ember.tensor(np.arange(15).reshape(3, 5), device=device)
+    into_float = ember.empty(3, device=device)
+    ember.amax(ints, dim=1, out=into_float)  # an int64 result fits into float32
+    np.testing.assert_array_equal(into_float.numpy(), np.array([4, 9, 14], np.float32))
+    idx = ember.empty((3, 5), dtype=ember.int64, device=device)
+    assert t.argmin(1, out=idx) is idx
+    np.testing.assert_array_equal(idx.numpy(), a.argmin(axis=1))
+    values, indices = ember.empty((3, 5), device=device), ember.empty_like(idx)
+    r = t.max(dim=1, out=(values, indices))
+    assert r.values is values and r.indices is indices
+    np.testing.assert_array_equal(values.numpy(), a.max(axis=1))
+    np.testing.assert_array_equal(indices.numpy(), a.argmax(axis=1))
+
+
+def test_reduction_out_of_the_wrong_shape_or_dtype_is_refused(device, pair):
+    _, t = pair
+    with pytest.raises(ember.ShapeMismatchError, match="sum") as info:
+        t.sum(1, out=ember.empty((3, 4), device=device))
+    assert "(3, 5)" in str(info.value) and "(3, 4)" in str(info.value)
+    with pytest.raises(ember.DTypeMismatchError, match="mean") as info:
+        t.mean(1, out=ember.empty((3, 5), dtype=ember.int64, device=device))
+    assert "float32" in str(info.value) and "int64" in str(info.value)
+    with pytest.raises(ember.InvalidTypeError, match="out= must be a Tensor"):
+        t.sum(out=np.zeros(()))
+    with pytest.raises(ember.InvalidTypeError, match="pair"):
+        t.max(dim=1, out=ember.empty((3, 5), device=device))
