@@ -1,5 +1,6 @@
 // t[key] and t[key] = value: ints, slices with steps, None, Ellipsis and tuples of
-// them become views; one 1-D integer index array becomes an index_select (a copy).
+// them become views; one 1-D integer index array (negatives count from the end) becomes
+// an index_select (a copy), and on the left of = a write through where().
 #include <pybind11/numpy.h>
 
 #include <string>
@@ -71,16 +72,64 @@ int64_t scalar_index(const Tensor& ids) {
   return v;
 }
 
-Tensor apply_array(const Tensor& t, int64_t dim, py::handle obj) {
+// t[..., i, ...] on the result's dim `dim`, with errors naming the user's dim.
+Tensor select_int(const Tensor& r, int64_t dim, int64_t index, int64_t source_dim) {
+  int64_t size = r.shape()[size_t(dim)];
+  if (index < -size || index >= size)
+    throw Error(ErrorKind::IndexOutOfRange,
+                "index " + std::to_string(index) + " is out of range for dim " +
+                    std::to_string(source_dim) + " of size " + std::to_string(size))
+        .with("op", std::string("index"))
+        .with("dim", source_dim)
+        .with("index", index)
+        .with("size", size);
+  return select(r, dim, index);
+}
+
+[[noreturn]] void id_out_of_range(int64_t id, int64_t size, int64_t source_dim) {
+  throw Error(ErrorKind::IndexOutOfRange,
+              "index " + std::to_string(id) + " is out of range for dim " +
+                  std::to_string(source_dim) + " of size " + std::to_string(size))
+      .with("op", std::string("index"))
+      .with("dim", source_dim)
+      .with("index", id)
+      .with("size", size);
+}
+
+// An index array of t[key]: a 1-D integer tensor (a 0-d one acts as an int).
+Tensor array_ids(const Tensor& t, py::handle obj) {
   Tensor ids = index_arg(obj, t);
   if (ids.dtype() == DType::U8)
     bad_index(
         "a uint8 (boolean) tensor is not an index here: masks are not supported; use "
         "ember.where, or index_select for uint8 indices");
-  if (!dtype_is_float(ids.dtype()) && ids.ndim() == 0) return select(t, dim, scalar_index(ids));
-  if (ids.ndim() != 1) bad_index("an index array must be 1-D, got shape " + shape_str(ids.shape()));
+  if (dtype_is_float(ids.dtype()))
+    invalid_key(std::string("an index array must hold integers, not ") + dtype_name(ids.dtype()));
+  if (ids.ndim() > 1) bad_index("an index array must be 1-D, got shape " + shape_str(ids.shape()));
+  return ids;
+}
+
+// Negative ids count from the end, as in numpy and PyTorch (index_select itself takes
+// [0, size) only); an id outside [-size, size) names the user's dim.
+Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
+  if (ids.dtype() != DType::I64 || ids.numel() == 0) return ids;  // unsigned: no negatives
+  int64_t lo = 0, hi = 0;
+  to_host(reduce(ReduceOp::Min, ids, {}, false), &lo);
+  to_host(reduce(ReduceOp::Max, ids, {}, false), &hi);
+  if (lo < -size) id_out_of_range(lo, size, source_dim);
+  if (hi >= size) id_out_of_range(hi, size, source_dim);
+  if (lo >= 0) return ids;
+  Tensor zero = full_int({}, 0, DType::I64, ids.device());
+  Tensor shifted = binary(BinaryOp::Add, ids, full_int({}, size, DType::I64, ids.device()));
+  return where(cmp(CmpOp::Lt, ids, zero), shifted, ids);
+}
+
+Tensor apply_array(const Tensor& t, int64_t dim, py::handle obj, int64_t source_dim) {
+  Tensor ids = array_ids(t, obj);
+  if (ids.ndim() == 0) return select_int(t, dim, scalar_index(ids), source_dim);
   bool big = t.numel() >= kReleaseGilNumel;
-  return gil_free_if(big, [&] { return index_select(t, dim, ids); });
+  const int64_t size = t.shape()[size_t(dim)];
+  return gil_free_if(big, [&] { return index_select(t, dim, wrapped_ids(ids, size, source_dim)); });
 }
 
 struct ParsedKey {
@@ -89,7 +138,7 @@ struct ParsedKey {
   int64_t consumed = 0;  // dims of the tensor that the key indexes explicitly
 };
 
-ParsedKey parse(const Tensor& t, py::handle key, bool for_write) {
+ParsedKey parse(const Tensor& t, py::handle key) {
   ParsedKey k;
   if (PyTuple_Check(key.ptr()))
     for (py::handle item : py::reinterpret_borrow<py::tuple>(key)) k.items.push_back(item);
@@ -105,8 +154,6 @@ ParsedKey parse(const Tensor& t, py::handle key, bool for_write) {
   }
   if (ellipses > 1) invalid_key("an index can only have a single ellipsis ('...')");
   if (arrays > 1) bad_index("only one index array per index is supported");
-  if (arrays && for_write)
-    bad_index("assignment through an index array is not supported (it would write a copy)");
   if (k.consumed > t.ndim())
     throw Error(ErrorKind::IndexOutOfRange,
                 "too many indices: the tensor has " + std::to_string(t.ndim()) +
@@ -135,25 +182,20 @@ Tensor move_dim_to_front(const Tensor& t, int64_t dim) {
   return permute(t, order);
 }
 
-// t[..., i, ...] on the result's dim `dim`, with errors naming the user's dim.
-Tensor select_int(const Tensor& r, int64_t dim, int64_t index, int64_t source_dim) {
-  int64_t size = r.shape()[size_t(dim)];
-  if (index < -size || index >= size)
-    throw Error(ErrorKind::IndexOutOfRange,
-                "index " + std::to_string(index) + " is out of range for dim " +
-                    std::to_string(source_dim) + " of size " + std::to_string(size))
-        .with("op", std::string("index"))
-        .with("dim", source_dim)
-        .with("index", index)
-        .with("size", size);
-  return select(r, dim, index);
-}
+// The view a key makes. For a write (keep_array), an index array's dim is kept whole and
+// the array returned beside it: the write then goes through where() (set_through_array).
+struct Walked {
+  Tensor view;
+  int64_t array_dim = -1;  // the dim of `view` the array indexes
+  int64_t array_source_dim = -1;
+  std::optional<Tensor> ids;
+};
 
 // Walks the key left to right; `dim` is the next dim of the result to index.
-Tensor index_tensor(const Tensor& t, py::handle key, bool for_write) {
-  ParsedKey k = parse(t, key, for_write);
-  Tensor r = t;
-  int64_t dim = 0, array_dim = -1;
+Walked walk(const Tensor& t, const ParsedKey& k, bool keep_array) {
+  Walked w{t};
+  Tensor& r = w.view;
+  int64_t dim = 0;
   int64_t source_dim = 0;  // the dim of t this item indexes: what the user's error must name
   for (size_t i = 0; i < k.items.size(); ++i) {
     switch (k.kinds[i]) {
@@ -171,14 +213,31 @@ Tensor index_tensor(const Tensor& t, py::handle key, bool for_write) {
         ++source_dim;
         break;
       case Kind::Array:
-        int64_t before = r.ndim();
-        r = apply_array(r, dim, k.items[i]);
-        if (r.ndim() == before) array_dim = dim++;  // a 0-d index array acts as an int
+        if (keep_array) {
+          Tensor ids = array_ids(r, k.items[i]);
+          if (ids.ndim() == 0) {  // a 0-d index array acts as an int
+            r = select_int(r, dim, scalar_index(ids), source_dim);
+          } else {
+            w.ids = wrapped_ids(ids, r.shape()[size_t(dim)], source_dim);
+            w.array_source_dim = source_dim;
+            w.array_dim = dim++;
+          }
+        } else {
+          int64_t before = r.ndim();
+          r = apply_array(r, dim, k.items[i], source_dim);
+          if (r.ndim() == before) w.array_dim = dim++;
+        }
         ++source_dim;
         break;
     }
   }
-  return array_dim > 0 && array_dim_leads(k) ? move_dim_to_front(r, array_dim) : r;
+  return w;
+}
+
+Tensor index_tensor(const Tensor& t, py::handle key) {
+  ParsedKey k = parse(t, key);
+  Walked w = walk(t, k, false);
+  return w.array_dim > 0 && array_dim_leads(k) ? move_dim_to_front(w.view, w.array_dim) : w.view;
 }
 
 // The value of t[key] = value as a tensor on the view's device.
@@ -194,17 +253,78 @@ Tensor assigned_value(const Tensor& view, py::handle value) {
   return made.cast<Tensor>();
 }
 
+// The ids of a 1-D index array, on the host as int64.
+std::vector<int64_t> host_ids(const Tensor& ids) {
+  std::vector<int64_t> out(size_t(ids.numel()));
+  if (ids.dtype() == DType::I64) {
+    to_host(ids, out.data());
+  } else {  // uint32: widened here, needing no int64 kernels on the device
+    std::vector<uint32_t> narrow(out.size());
+    to_host(ids, narrow.data());
+    std::copy(narrow.begin(), narrow.end(), out.begin());
+  }
+  return out;
+}
+
+// t[..., ids, ...] = value with no scatter kernel: each element of the view that an id
+// selects is replaced through where(hit, value at the id's position, view). The last of
+// repeated ids wins, as in numpy.
+void set_through_array(const ParsedKey& k, const Walked& w, py::handle value) {
+  const Tensor& base = w.view;
+  const size_t ad = size_t(w.array_dim);
+  const int64_t size = base.shape()[ad];
+  std::vector<int64_t> ids = host_ids(*w.ids);
+  std::vector<int64_t> pos(size_t(size), 0);
+  std::vector<uint8_t> hit(size_t(size), 0);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    pos[size_t(ids[i])] = int64_t(i);
+    hit[size_t(ids[i])] = 1;
+  }
+  // The value broadcasts to t[key]'s shape, whose array dim leads when numpy moves it.
+  Shape selected = base.shape();
+  selected[ad] = int64_t(ids.size());
+  const bool leads = ad > 0 && array_dim_leads(k);
+  Shape target = selected;
+  if (leads) {
+    target.erase(target.begin() + ptrdiff_t(ad));
+    target.insert(target.begin(), selected[ad]);
+  }
+  Tensor src = assigned_value(base, value);
+  if (broadcast_shapes("setitem", src.shape(), target) != target)
+    throw_shape_mismatch("setitem", src.shape(), target,
+                         "the value must broadcast to the indexed shape");
+  Tensor spread = broadcast_to(src, target);
+  if (leads) {  // back to base's order: the leading dim returns to `ad`
+    Dims order;
+    for (int64_t d = 1; d <= int64_t(ad); ++d) order.push_back(d);
+    order.push_back(0);
+    for (int64_t d = int64_t(ad) + 1; d < spread.ndim(); ++d) order.push_back(d);
+    spread = permute(spread, order);
+  }
+  Shape along(size_t(base.ndim()), 1);
+  along[ad] = size;
+  const DevicePtr& dev = base.device();
+  Tensor hit_t = reshape(from_host(hit.data(), {size}, DType::U8, dev), along);
+  Tensor pos_t = from_host(pos.data(), {size}, DType::I64, dev);
+  gil_free_if(base.numel() >= kReleaseGilNumel, [&] {
+    Tensor moved = index_select(spread, int64_t(ad), pos_t);
+    if (moved.dtype() != base.dtype()) moved = to_dtype(moved, base.dtype());
+    copy_into(where(hit_t, moved, base), base, "setitem");
+  });
+}
+
 void set_item(const Tensor& t, py::handle key, py::handle value) {
-  Tensor view = index_tensor(t, key, true);
-  Tensor src = assigned_value(view, value);
-  gil_free_if(view.numel() >= kReleaseGilNumel, [&] { copy_into(src, view, "setitem"); });
+  ParsedKey k = parse(t, key);
+  Walked w = walk(t, k, true);
+  if (w.ids) return set_through_array(k, w, value);
+  Tensor src = assigned_value(w.view, value);
+  gil_free_if(w.view.numel() >= kReleaseGilNumel, [&] { copy_into(src, w.view, "setitem"); });
 }
 
 }  // namespace
 
 void bind_index(py::class_<Tensor>& cls) {
-  cls.def("__getitem__",
-          [](const Tensor& t, py::handle key) { return index_tensor(t, key, false); });
+  cls.def("__getitem__", [](const Tensor& t, py::handle key) { return index_tensor(t, key); });
   cls.def("__setitem__", &set_item);
 }
 

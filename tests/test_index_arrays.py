@@ -1,0 +1,119 @@
+"""Index arrays on both sides of = (DESIGN §4 indexing): integer lists and tensors with
+negative entries counting from the end, t[..., ids, ...] = value, against numpy."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+
+READ_KEYS = [
+    [-1, 0],
+    [2, -3, 2],
+    (slice(None), [-1, 1]),
+    (Ellipsis, [0, -2, 4]),
+    (1, slice(None), [-1, 0]),  # int and array apart: numpy moves the array's dim first
+    ([], slice(None)),
+]
+
+
+@pytest.fixture
+def base(rng):
+    return rng.standard_normal((3, 4, 5)).astype(np.float32)
+
+
+@pytest.mark.parametrize("key", READ_KEYS, ids=repr)
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_read_through_an_index_array(device, base, key, as_tensor):
+    t = ember.tensor(base, device=device)
+    if as_tensor:  # the same ids as an int64 tensor on t's device
+        key = tuple(
+            ember.tensor(np.array(k, np.int64), device=device) if isinstance(k, list) else k
+            for k in (key if isinstance(key, tuple) else (key,))
+        )
+    np_key = (
+        tuple(np.asarray(k.numpy()) if isinstance(k, ember.Tensor) else k for k in key)
+        if isinstance(key, tuple)
+        else key
+    )
+    r = t[key]
+    expected = base[np_key]
+    assert r.shape == expected.shape and r.dtype == ember.float32
+    np.testing.assert_array_equal(r.numpy(), expected)
+
+
+def test_uint32_ids_and_strided_sources(device, base):
+    t = ember.tensor(base, device=device)
+    ids = ember.tensor(np.array([4, 0], np.uint32), device=device)
+    np.testing.assert_array_equal(t[:, ::2, ids].numpy(), base[:, ::2, [4, 0]])
+    np.testing.assert_array_equal(t.transpose(0, 2)[[-1]].numpy(), base.transpose(2, 1, 0)[[-1]])
+
+
+WRITE_CASES = [
+    ([0, -1], 7.0),
+    ([1, 1, 2], 3.0),  # repeated ids: the last write wins, one value here
+    ((slice(None), [-1, 0]), "block"),
+    ((Ellipsis, [4, 2, 0]), "row"),
+    ((1, slice(None), [-1, 0]), "moved"),  # the value takes numpy's moved shape (2, 4)
+    ((slice(None, None, 2), [3]), "block"),
+]
+
+
+def value_for(kind, shape, rng):
+    if not isinstance(kind, str):
+        return kind, kind
+    v = rng.standard_normal(shape if kind != "row" else shape[-1:]).astype(np.float32)
+    return ember.tensor(v), v
+
+
+@pytest.mark.parametrize("key,kind", WRITE_CASES, ids=repr)
+def test_write_through_an_index_array(device, base, rng, key, kind):
+    expected = base.copy()
+    shape = expected[key].shape
+    value, np_value = value_for(kind, shape, rng)
+    if isinstance(value, ember.Tensor):
+        value = value.to_device(device)
+    t = ember.tensor(base, device=device)
+    t[key] = value
+    expected[key] = np_value
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+def test_write_through_ids_in_a_view_writes_the_base(device):
+    a = np.arange(24, dtype=np.int64).reshape(4, 6)
+    t = ember.tensor(a, device=device)
+    view = t[1:3]
+    view[:, [-1, 0]] = 0
+    a[1:3][:, [-1, 0]] = 0
+    np.testing.assert_array_equal(t.numpy(), a)
+    t[[0, 3]] = ember.tensor([[1], [2]], device=device)  # (2, 1) broadcasts over the row
+    a[[0, 3]] = [[1], [2]]
+    np.testing.assert_array_equal(t.numpy(), a)
+    assert t.dtype == ember.int64
+
+
+def test_write_of_floats_into_an_int_tensor_truncates_as_a_plain_write(device):
+    a = np.zeros((3, 2), np.int64)
+    t = ember.tensor(a, device=device)
+    t[[2, 0]] = 2.75
+    t[1] = 2.75  # the same rule as a view write
+    np.testing.assert_array_equal(t.numpy(), [[2, 2], [2, 2], [2, 2]])
+
+
+def test_bad_index_arrays(device):
+    t = ember.zeros((3, 4), device=device)
+    with pytest.raises(ember.IndexOutOfRangeError, match="index -4 is out of range for dim 0"):
+        t[[-4]]
+    with pytest.raises(ember.IndexOutOfRangeError, match="index 4 is out of range for dim 1"):
+        t[:, [0, 4]] = 1
+    with pytest.raises(ember.InvalidIndexError, match="must hold integers"):
+        t[[0.5]]
+    with pytest.raises(ember.ShapeMismatchError, match="setitem") as info:
+        t[:, [0, 1]] = ember.ones(3, device=device)
+    assert "(3, 2)" in str(info.value)
+    with pytest.raises(ember.InvalidArgumentError, match="one index array"):
+        t[[0], [1]] = 1
+    other = ember.Device.cpu() if device.kind != "cpu" else None
+    if other is not None:  # the value must live on t's device
+        with pytest.raises(ember.DeviceMismatchError):
+            t[[0]] = ember.ones(4, device=other)
