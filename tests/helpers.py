@@ -186,6 +186,20 @@ def make_view(rng, shape, name: str, device, layout: str, kind: str = "normal"):
 # ---- checks
 
 
+@contextlib.contextmanager
+def raises_op(cls, op: str, *facts: str):
+    """pytest.raises for an ember error of class `cls` from op `op` (its `op` attribute,
+    where it has one, and its message name it) whose message holds each of `facts`."""
+    with pytest.raises(cls) as info:
+        yield info
+    msg = str(info.value)
+    assert op in msg, msg
+    if getattr(info.value, "op", None) is not None:
+        assert info.value.op == op, (info.value.op, op)
+    for fact in facts:
+        assert fact in msg, (fact, msg)
+
+
 def check_meta(t, shape, name: str, device=None):
     assert isinstance(t, ember.Tensor), type(t)
     assert t.shape == tuple(shape), (t.shape, tuple(shape))

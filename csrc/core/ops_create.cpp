@@ -120,6 +120,19 @@ Tensor arange(double start, double stop, double step, DType dtype, const DeviceP
   return from_doubles("arange", values, {n}, dtype, device);
 }
 
+// PyTorch's formula: from both ends towards the middle, so that the last value is `end`.
+Tensor linspace(double start, double end, int64_t steps, DType dtype, const DevicePtr& device) {
+  if (steps < 0) throw_invalid("linspace", "steps must be >= 0, got " + std::to_string(steps));
+  check_shape("linspace", {steps});
+  std::vector<double> values(static_cast<size_t>(steps));
+  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
+  for (int64_t i = 0; i < steps; ++i)
+    values[size_t(i)] =
+        i < steps / 2 ? start + step * double(i) : end - step * double(steps - 1 - i);
+  if (steps == 1) values[0] = start;
+  return from_doubles("linspace", values, {steps}, dtype, device);
+}
+
 Tensor eye(int64_t n, int64_t m, DType dtype, const DevicePtr& device) {
   Shape shape{n, m};
   check_shape("eye", shape);

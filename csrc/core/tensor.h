@@ -115,6 +115,44 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape);
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);  // copies
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 
+// ---- more shape ops (ops_shape_more.cpp), PyTorch's: flip/roll/repeat/tile/pad copy,
+// split/chunk give views
+Tensor flip(const Tensor& t, const Dims& dims);
+// dims empty: the tensor is rolled flat by the one shift, then takes its shape back.
+Tensor roll(const Tensor& t, const Dims& shifts, const Dims& dims);
+Tensor repeat(const Tensor& t, const Shape& sizes);  // as np.tile with one count per dim
+Tensor tile(const Tensor& t, const Shape& reps);
+std::vector<Tensor> split(const Tensor& t, int64_t size, int64_t dim);
+std::vector<Tensor> split_sizes(const Tensor& t, const Shape& sizes, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+// torch.nn.functional.pad: (lo, hi) pairs from the last dim backwards.
+Tensor pad(const Tensor& t, const Shape& pads, PadMode mode, double value);
+
+// ---- more creation (ops_create.cpp, ops_create_more.cpp)
+Tensor linspace(double start, double end, int64_t steps, DType dtype, const DevicePtr& device);
+// The elements on and below (tril) or above (triu) diagonal k of the last two dims.
+Tensor tril(const Tensor& t, int64_t k);
+Tensor triu(const Tensor& t, int64_t k);
+// 0-d or 1-d tensors to broadcast views; xy swaps the first two dims (numpy's default).
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& ts, bool xy);
+
+// ---- more elementwise (ops_elementwise_more.cpp); predicates have the comparisons' dtype
+DType predicate_dtype();
+// `value` (a 0-d tensor, cast to t's dtype) where mask is true; the two broadcast.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
+Tensor elu(const Tensor& t, double alpha);
+
+// ---- more reductions (ops_reduce_more.cpp); empty dims = all dims
+Tensor var(const Tensor& t, const Dims& dims, double correction, bool keepdim);
+Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdim);
+Tensor prod(const Tensor& t, const Dims& dims, bool keepdim);
+Tensor logsumexp(const Tensor& t, const Dims& dims, bool keepdim);
+// The vector p-norm over dims: any p, inf and -inf included (p = 0 counts non-zeros).
+Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim);
+
 // ---- indexing (ops_index.cpp): copies
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids);

@@ -42,6 +42,7 @@ void bind_device(py::module_& m);
 py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_index(py::class_<Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
+void bind_ops_more(py::module_& m, py::class_<Tensor>& cls);  // ops_more.cpp: composed ops
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 
