@@ -161,3 +161,17 @@ def test_reduction_out_of_the_wrong_shape_or_dtype_is_refused(device, pair):
         t.sum(out=np.zeros(()))
     with pytest.raises(ember.InvalidTypeError, match="pair"):
         t.max(dim=1, out=ember.empty((3, 5), device=device))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "prod", "logsumexp", "norm"])
+def test_axis_and_keepdims_on_the_composed_reductions(pair, name):
+    a, t = pair
+    r = getattr(t, name)(axis=(0, 2), keepdims=True)
+    same = getattr(t, name)(dim=(0, 2), keepdim=True)
+    assert r.shape == (1, 4, 1)
+    np.testing.assert_array_equal(r.numpy(), same.numpy())
+    if name in ("var", "std", "prod"):  # numpy's own (ddof=1: PyTorch's default correction)
+        ref = getattr(np, name)(a, axis=1, **({"ddof": 1} if name != "prod" else {}))
+        np.testing.assert_allclose(getattr(ember, name)(t, axis=1).numpy(), ref, rtol=1e-4)
+    with pytest.raises(ember.InvalidArgumentError, match="got both"):
+        getattr(t, name)(dim=0, axis=0)

@@ -154,6 +154,14 @@ py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op) {
   return axis;
 }
 
+// keepdims= is numpy's name for keepdim= (PyTorch takes it too).
+bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op) {
+  if (keepdims.is_none()) return keepdim;
+  if (keepdim)
+    throw_invalid(op, "got both keepdim= and keepdims= (numpy's name for keepdim); pass one");
+  return PyObject_IsTrue(keepdims.ptr()) == 1;
+}
+
 Number read_number(py::handle obj) {
   PyObject* o = obj.ptr();
   if (PyFloat_Check(o)) {

@@ -73,6 +73,8 @@ Dims dims_arg(py::handle obj, const char* op);           // None (all), an int, 
 // axis= is numpy's name for dim= (PyTorch takes it too): `axis` when given, else `dim`;
 // both given is an InvalidArgumentError naming op.
 py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op);
+// keepdims= likewise for keepdim=: keepdims when given (keepdim=True as well is an error).
+bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op);
 
 // A Python number (int, float, bool, numpy scalar, 0-d ndarray) read as an operand.
 struct Number {

@@ -69,14 +69,6 @@ std::optional<DType> opt_dtype(py::handle dtype) {
   return dtype_arg(dtype);
 }
 
-// keepdims= is numpy's name for keepdim= (PyTorch takes it too).
-bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op) {
-  if (keepdims.is_none()) return keepdim;
-  if (keepdim)
-    throw_invalid(op, "got both keepdim= and keepdims= (numpy's name for keepdim); pass one");
-  return PyObject_IsTrue(keepdims.ptr()) == 1;
-}
-
 template <ReduceOp op>
 py::object reduce_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle axis,
                      py::handle keepdims, py::handle out) {

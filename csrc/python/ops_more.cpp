@@ -232,18 +232,21 @@ double correction_arg(const char* op, py::handle& dim, py::handle unbiased, py::
 }
 
 template <bool root>
-Tensor var_fn(const Tensor& t, py::handle dim, py::handle unbiased, bool keepdim,
-              py::handle correction) {
+Tensor var_fn(const Tensor& t, py::handle dim, py::handle unbiased, bool keepdim_in,
+              py::handle correction, py::handle axis, py::handle keepdims) {
   const char* op = root ? "std" : "var";
   double c = correction_arg(op, dim, unbiased, correction);
-  Dims dims = dims_arg(dim, op);
+  Dims dims = dims_arg(dim_or_axis(dim, axis, op), op);
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, op);
   return gil_free_if(
       big(t), [&] { return root ? std_dev(t, dims, c, keepdim) : var(t, dims, c, keepdim); });
 }
 
 template <Tensor (*fn)(const Tensor&, const Dims&, bool)>
-Tensor dims_fn(const Tensor& t, py::handle dim, bool keepdim, const char* op) {
-  Dims dims = dims_arg(dim, op);
+Tensor dims_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle axis,
+               py::handle keepdims, const char* op) {
+  Dims dims = dims_arg(dim_or_axis(dim, axis, op), op);
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, op);
   return gil_free_if(big(t), [&] { return fn(t, dims, keepdim); });
 }
 
@@ -261,9 +264,11 @@ double norm_p(py::handle p) {
   return n.f;
 }
 
-Tensor norm_fn(const Tensor& t, py::handle p, py::handle dim, bool keepdim) {
+Tensor norm_fn(const Tensor& t, py::handle p, py::handle dim, bool keepdim_in, py::handle axis,
+               py::handle keepdims) {
   double pv = norm_p(p);
-  Dims dims = dims_arg(dim, "norm");
+  Dims dims = dims_arg(dim_or_axis(dim, axis, "norm"), "norm");
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, "norm");
   return gil_free_if(big(t), [&] { return norm(t, pv, dims, keepdim); });
 }
 
@@ -272,19 +277,26 @@ void bind_reduce_more(py::module_& m, py::class_<Tensor>& cls) {
   auto keepdim = py::arg("keepdim") = false;
   auto unbiased = py::arg("unbiased") = py::none();
   auto correction = py::arg("correction") = py::none();
-  def_both(m, cls, "var", &var_fn<false>, dim, unbiased, keepdim, py::kw_only(), correction);
-  def_both(m, cls, "std", &var_fn<true>, dim, unbiased, keepdim, py::kw_only(), correction);
+  // numpy's axis= and keepdims= too, as the other reductions (ops.cpp)
+  auto axis = py::arg("axis") = py::none(), keepdims = py::arg("keepdims") = py::none();
+  def_both(m, cls, "var", &var_fn<false>, dim, unbiased, keepdim, py::kw_only(), correction, axis,
+           keepdims);
+  def_both(m, cls, "std", &var_fn<true>, dim, unbiased, keepdim, py::kw_only(), correction, axis,
+           keepdims);
   def_both(
       m, cls, "prod",
-      [](const Tensor& t, py::handle d, bool k) { return dims_fn<&prod>(t, d, k, "prod"); }, dim,
-      keepdim);
+      [](const Tensor& t, py::handle d, bool k, py::handle a, py::handle ks) {
+        return dims_fn<&prod>(t, d, k, a, ks, "prod");
+      },
+      dim, keepdim, py::kw_only(), axis, keepdims);
   def_both(
       m, cls, "logsumexp",
-      [](const Tensor& t, py::handle d, bool k) {
-        return dims_fn<&logsumexp>(t, d, k, "logsumexp");
+      [](const Tensor& t, py::handle d, bool k, py::handle a, py::handle ks) {
+        return dims_fn<&logsumexp>(t, d, k, a, ks, "logsumexp");
       },
-      dim, keepdim);
-  def_both(m, cls, "norm", &norm_fn, py::arg("p") = "fro", dim, keepdim);
+      dim, keepdim, py::kw_only(), axis, keepdims);
+  def_both(m, cls, "norm", &norm_fn, py::arg("p") = "fro", dim, keepdim, py::kw_only(), axis,
+           keepdims);
 }
 
 }  // namespace
