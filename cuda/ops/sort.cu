@@ -1,7 +1,7 @@
 // Stable sort along the last dim with cub::DeviceSegmentedSort, one segment per row.
 // Values become unsigned keys whose order is the CPU's: NaN above every number (all
-// NaNs one key), -0.0 the key of 0.0; the sort carries each value's position in its
-// row, and the sorted values are then read back from src at those positions.
+// NaNs one key), -0.0 the key of 0.0, complemented when descending; the sort carries each value's
+// position in its row, and the sorted values are then read back from src at those positions.
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "common.cuh"
@@ -11,38 +11,45 @@ namespace ember::cuda {
 
 namespace {
 
+// Keys are 32 or 64 bits wide, and descending orders sort the complemented keys: two
+// instantiations of the segmented sort instead of eight keep the compile short.
 template <typename T>
-using key_t =
+using key_t = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+template <typename T>
+using bits_t =
     std::conditional_t<sizeof(T) == 1, uint8_t,
                        std::conditional_t<sizeof(T) == 2, uint16_t,
                                           std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 
-// An unsigned key that orders as the value does (NaN last).
+// An unsigned key that orders as the value does (NaN last), complemented for descending
+// orders (ties keep their order either way: the sort is stable).
 template <typename T>
-__device__ __forceinline__ key_t<T> sort_key(T v) {
-  using K = key_t<T>;
-  K bits;
-  memcpy(&bits, &v, sizeof(K));
+__device__ __forceinline__ key_t<T> sort_key(T v, bool descending) {
+  using B = bits_t<T>;
+  B bits;
+  memcpy(&bits, &v, sizeof(B));
+  constexpr B sign = B(B(1) << (8 * sizeof(B) - 1));
+  B k = bits;
   if constexpr (is_float_v<T>) {
-    constexpr K sign = K(1) << (8 * sizeof(K) - 1);
-    const float f = float(to_c(v));  // NaN-ness and zero survive the widening
-    if (f != f) return K(~K(0));
-    if (f == 0.0f) bits = 0;  // -0.0 ties with 0.0
-    return (bits & sign) ? K(~bits) : K(bits | sign);
+    const auto c = to_c(v);  // the compute type: a tiny double stays non-zero
+    if (c != c)
+      k = B(~B(0));
+    else
+      k = (c == 0) ? sign : (bits & sign) ? B(~bits) : B(bits | sign);  // -0.0 ties 0.0
   } else if constexpr (std::is_signed_v<T>) {
-    return K(bits ^ (K(1) << (8 * sizeof(K) - 1)));
-  } else {
-    return bits;
+    k = B(bits ^ sign);
   }
+  const key_t<T> key = k;  // widening keeps the order
+  return descending ? key_t<T>(~key) : key;
 }
 
 template <typename T>
-__global__ void sort_keys(const T* src, RowView r, key_t<T>* keys, int64_t* pos) {
+__global__ void sort_keys(const T* src, RowView r, bool descending, key_t<T>* keys, int64_t* pos) {
   const int64_t total = r.n * r.count;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t row = i / r.n, j = i - row * r.n;
-    keys[i] = sort_key(src[row_start(r, row) + j * r.stride]);
+    keys[i] = sort_key(src[row_start(r, row) + j * r.stride], descending);
     pos[i] = j;
   }
 }
@@ -63,19 +70,15 @@ __global__ void sort_take(const T* src, RowView r, const int64_t* indices, T* va
   }
 }
 
-// One stable segmented sort of (keys, positions) on `dev`'s stream, temporary storage
-// from its stream-ordered pool.
+// One stable ascending segmented sort of (keys, positions) on `dev`'s stream, temporary
+// storage from its stream-ordered pool.
 template <typename K>
 void segmented_sort(CudaDevice& dev, const K* keys_in, K* keys_out, const int64_t* pos_in,
-                    int64_t* pos_out, int64_t total, int64_t rows, const int64_t* offsets,
-                    bool descending) {
+                    int64_t* pos_out, int64_t total, int64_t rows, const int64_t* offsets) {
   auto run = [&](void* temp, size_t& bytes) {
-    return descending ? cub::DeviceSegmentedSort::StableSortPairsDescending(
-                            temp, bytes, keys_in, keys_out, pos_in, pos_out, total, rows, offsets,
-                            offsets + 1, dev.stream())
-                      : cub::DeviceSegmentedSort::StableSortPairs(
-                            temp, bytes, keys_in, keys_out, pos_in, pos_out, total, rows, offsets,
-                            offsets + 1, dev.stream());
+    return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, keys_in, keys_out, pos_in,
+                                                     pos_out, total, rows, offsets, offsets + 1,
+                                                     dev.stream());
   };
   size_t bytes = 0;
   check(run(nullptr, bytes), "cub::DeviceSegmentedSort (temporary storage size)", &dev);
@@ -98,13 +101,13 @@ void CudaStorage::sort(const Layout& src, bool descending, BackendStorage& value
     using K = key_t<T>;
     Scratch keys(dev, 2 * size_t(total) * sizeof(K)), pos(dev, size_t(total) * sizeof(int64_t));
     Scratch offsets(dev, size_t(r.count + 1) * sizeof(int64_t));
-    sort_keys<T>
-        <<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), r, keys.as<K>(), pos.as<int64_t>());
+    sort_keys<T><<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), r, descending, keys.as<K>(),
+                                                           pos.as<int64_t>());
     row_offsets<<<grid_for(r.count + 1), kBlock, 0, stream()>>>(r.n, r.count,
                                                                 offsets.as<int64_t>());
     dev.check_launch("sort");
     segmented_sort<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, total,
-                      r.count, offsets.as<int64_t>(), descending);
+                      r.count, offsets.as<int64_t>());
     sort_take<T>
         <<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), r, idx, as_cuda(values).ptr<T>());
   });
