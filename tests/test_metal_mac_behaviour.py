@@ -55,6 +55,7 @@ for shape in [(1,), (300,), (7, 129), (3, 5, 1000)]:
     np.testing.assert_array_equal(a.argmax(dim=-1).numpy(), x.argmax(axis=-1))
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     check(ember.softmax(a, -1), e / e.sum(axis=-1, keepdims=True))
+    check(a.cumsum(-1), np.cumsum(x, axis=-1), 1e-4)
     check(a.to_dtype(ember.float16).to_dtype(ember.float32), x.astype(np.float16))
     check(a.transpose(0, -1).contiguous() if len(shape) > 1 else a, x.T if len(shape) > 1 else x)
 for m, k, n in [(1, 1, 1), (33, 17, 65), (64, 64, 64), (2, 100, 3)]:
@@ -86,6 +87,9 @@ cases = {
     "matmul": lambda: ti @ ti.t(),
     "to_dtype": lambda: ti.to_dtype(ember.float32),
     "copy": lambda: ti.t().contiguous(),
+    "cumsum": lambda: ti.cumsum(1),
+    # int64 indices: every dtype's sort writes them
+    "sort": lambda: f.sort(),
     # int64 indices: core's range check of them is the first int64 op that runs
     "min": lambda: f.index_select(0, ember.tensor(ids.astype(np.int64), device=d)),
 }

@@ -237,3 +237,37 @@ def test_random_streams_match_the_cpu(dtype):
         # the kernel computes in float where the CPU uses double: equal to a few ulps
         rtol, atol = max(TOL[dtype], (1e-4, 1e-5))
         np.testing.assert_allclose(m.numpy(), c.numpy(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans(dtype, op, rng):
+    """Runs of lanes in one group, rows of one lane, strided rows: as the CPU (exact
+    for integers; floats add in another order)."""
+    lo, hi = (0, 3) if op == "cumprod" else (-4, 4)
+    data = rng.integers(lo, hi, size=(6, 700)) if dtype in INTS else values(rng, (6, 700), dtype)
+    if op == "cumprod" and dtype in FLOATS:
+        data = 1 + data / 256
+    c, m = pair(data, dtype)
+    for t_c, t_m in zip(views(c), views(m)):
+        for dim in (1, 0):
+            a, b = getattr(t_c, op)(dim), getattr(t_m, op)(dim)
+            assert a.dtype == b.dtype
+            if dtype in INTS:
+                np.testing.assert_array_equal(b.numpy(), a.numpy())
+            else:
+                scale = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1}[dtype]
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=scale, atol=scale)
+
+
+@pytest.mark.parametrize("dtype", METAL_DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort(dtype, descending, rng):
+    """The merge sort matches the CPU's stable sort exactly, ties and views included."""
+    c, m = pair(rng.integers(0, 5, size=(9, 257)), dtype)
+    for t_c, t_m in zip(views(c), views(m)):
+        for dim in (1, 0):
+            a, b = t_c.sort(dim, descending), t_m.sort(dim, descending)
+            same(a.values, b.values, dtype)
+            same(a.indices, b.indices, "int64")
+            same(t_c.topk(3, dim).indices, t_m.topk(3, dim).indices, "int64")

@@ -20,6 +20,9 @@ class BackendStorage;
 
 enum class RandomDist { Uniform, Normal };
 
+// The inclusive scans along a dim: cumsum and cumprod.
+enum class ScanOp { Sum, Prod };
+
 struct UnaryParams {
   double lo = 0, hi = 0;  // clamp bounds
 };
@@ -186,6 +189,16 @@ class BackendStorage {
                       BackendStorage& dst) const = 0;
   // (log-)softmax over the last dim of src into contiguous dst of the same shape.
   virtual void softmax(const Layout& src, bool log, BackendStorage& dst) const = 0;
+  // Inclusive cumsum / cumprod along the last dim of src into contiguous dst of the same
+  // shape and dtype (core casts to the result dtype first). Integers wrap around; 16-bit
+  // floats accumulate in float32.
+  virtual void scan(ScanOp op, const Layout& src, BackendStorage& dst) const = 0;
+  // Stable sort of each row (the last dim) of src: the values into contiguous `values`
+  // (src's shape and dtype), each one's position in its row into contiguous int64
+  // `indices`. NaN sorts above every number (first when descending); -0.0 equals 0.0;
+  // equal values keep their order in both directions.
+  virtual void sort(const Layout& src, bool descending, BackendStorage& values,
+                    BackendStorage& indices) const = 0;
   // lhs [..., M, K] @ rhs [..., K, N] into contiguous dst [..., M, N]; batch dims of
   // both are already broadcast to the same shape (strides may be 0).
   virtual void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
@@ -235,6 +248,9 @@ class BackendStorage {
   void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims, BackendStorage& dst)           \
       const override;                                                                              \
   void softmax(const Layout& src, bool log, BackendStorage& dst) const override;                   \
+  void scan(ScanOp op, const Layout& src, BackendStorage& dst) const override;                     \
+  void sort(const Layout& src, bool descending, BackendStorage& values, BackendStorage& indices)   \
+      const override;                                                                              \
   void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,              \
               BackendStorage& dst) const override;                                                 \
   void cast(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const override;      \

@@ -96,6 +96,20 @@ Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);
 Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim);
 Tensor softmax(const Tensor& t, int64_t dim, bool log);
 
+// ---- scans (ops_scan.cpp): cumsum / cumprod along `dim`. Without `dtype` integers
+// accumulate into int64 (PyTorch's rule), floats keep theirs; with it the input is cast
+// to `dtype` first.
+Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype);
+
+// ---- sorting (ops_sort.cpp): always stable; indices are int64
+struct SortResult {
+  Tensor values, indices;
+};
+SortResult sort(const Tensor& t, int64_t dim, bool descending);
+Tensor argsort(const Tensor& t, int64_t dim, bool descending);
+// The k largest (smallest unless `largest`) along `dim`, in sorted order; k in [0, size].
+SortResult topk(const Tensor& t, int64_t k, int64_t dim, bool largest);
+
 // ---- linear algebra (ops_matmul.cpp)
 Tensor matmul(const Tensor& lhs, const Tensor& rhs);
 

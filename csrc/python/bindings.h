@@ -101,6 +101,9 @@ Tensor run_binary(BinaryOp op, const Tensor& a, const Tensor& b,
 // out= checked to be a Tensor (or None), while the GIL is held.
 std::optional<Tensor> out_arg(py::handle out, const char* op);
 
+// ---- ops_sort.cpp
+void bind_sort(py::module_& m, py::class_<Tensor>& cls);  // called by bind_ops
+
 inline bool big(const Tensor& t) {  // large enough to release the GIL around its op
   return t.numel() >= kReleaseGilNumel;
 }

@@ -446,6 +446,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   bind_elementwise_binary(m, cls);
   bind_unary(m, cls);
   bind_reductions(m, cls);
+  bind_sort(m, cls);
   bind_shape(m, cls);
   bind_indexing(m, cls);
   bind_creation(m);

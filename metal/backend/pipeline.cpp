@@ -28,7 +28,7 @@ std::vector<std::string> tokens(const std::string& kernel) {
 
 // The op a kernel serves, as users call it: "binary_add_strided_i64" -> "add".
 std::string kernel_op(const std::string& family, const std::string& kernel) {
-  if (family == "matmul") return "matmul";
+  if (family == "matmul" || family == "sort") return family;  // sort: every kernel serves it
   if (family == "copy") {
     if (kernel.rfind("copy_cast", 0) == 0) return "to_dtype";
     return kernel.rfind("copy_fill", 0) == 0 ? "fill" : "copy";

@@ -1,0 +1,33 @@
+// cumsum / cumprod along the last dim (kernels/scan.metal): one threadgroup per row, its
+// lanes each scanning a run of about 8 or more elements.
+#include <string>
+
+#include "../kernels/scan.h"
+#include "launch.h"
+
+namespace ember::metal {
+
+void MetalStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
+  const char* name = op == ScanOp::Sum ? "cumsum" : "cumprod";
+  const int64_t nd = src.ndim();
+  ScanKParams p{};
+  p.n = src.dim(nd - 1);
+  p.nrows = p.n == 0 ? 0 : src.numel() / p.n;
+  if (p.nrows == 0) return;
+  const Shape lead(src.shape().begin(), src.shape().end() - 1);
+  const Strides lead_strides(src.strides().begin(), src.strides().end() - 1);
+  p.rows = kernel_layout(name, Layout(lead, lead_strides, src.offset()));
+  p.stride = src.strides().back();
+  const std::string kernel = std::string("scan_") + name + "_" + dtype_suffix(dtype_);
+  const uint32_t group = power_of_two_group(metal(), "scan", kernel, EMBER_REDUCE_GROUP);
+  uint32_t lanes = 1;
+  while (lanes < group && int64_t(lanes) * 8 < p.n) lanes <<= 1;
+  for (int64_t r = 0; r < p.nrows; r += kElementwiseChunk) {  // tgid.x is 32 bits wide
+    p.first_row = r;
+    const int64_t groups = std::min(kElementwiseChunk, p.nrows - r);
+    metal().dispatch("scan", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
+                     rt::Size3{lanes, 1, 1});
+  }
+}
+
+}  // namespace ember::metal

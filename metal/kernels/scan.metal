@@ -1,0 +1,81 @@
+// cumsum and cumprod along the last dim, one threadgroup per row: each lane combines one
+// run of the row, lane 0 scans the run totals, then each lane rescans its run from the
+// total before it. Floats accumulate in float, integers in an unsigned type (wraps).
+#include "common.h"
+#include "scan.h"
+
+namespace ember_k {
+
+// The accumulator of a stored type: unsigned for integers, so overflow wraps without UB.
+template <typename T>
+struct ScanNum {
+  typedef float A;
+  static A load(T v) { return Num<T>::load(v); }
+  static T store(A v) { return Num<T>::store(v); }
+};
+template <>
+struct ScanNum<int64_t> {
+  typedef ulong A;
+  static A load(int64_t v) { return A(v); }
+  static int64_t store(A v) { return int64_t(v); }
+};
+template <>
+struct ScanNum<uint> {
+  typedef uint A;
+  static A load(uint v) { return v; }
+  static uint store(A v) { return v; }
+};
+template <>
+struct ScanNum<uchar> {
+  typedef uint A;
+  static A load(uchar v) { return A(v); }
+  static uchar store(A v) { return uchar(v); }
+};
+
+template <typename A, bool kProd>
+inline A scan_combine(A a, A b) {
+  return kProd ? A(a * b) : A(a + b);
+}
+
+}  // namespace ember_k
+
+template <typename T, bool kProd>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void scan_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                      constant ScanKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename ScanNum<T>::A A;
+  EMBER_THREADGROUP(A, totals, EMBER_REDUCE_GROUP);
+  const uint lane = lid.x, lanes = tgsize.x;
+  const int64_t row = p.first_row + int64_t(tgid.x);
+  const int64_t base = offset_of(p.rows, row);
+  const int64_t run = (p.n + lanes - 1) / lanes;
+  const int64_t lo = min(p.n, int64_t(lane) * run), hi = min(p.n, lo + run);
+  const A identity = kProd ? A(1) : A(0);
+
+  A acc = identity;
+  for (int64_t i = lo; i < hi; ++i)
+    acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * p.stride]));
+  totals[lane] = acc;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lane == 0) {  // exclusive scan of the run totals, in lane order
+    A before = identity;
+    for (uint l = 0; l < lanes; ++l) {
+      const A t = totals[l];
+      totals[l] = before;
+      before = scan_combine<A, kProd>(before, t);
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  acc = totals[lane];
+  device T* out = dst + row * p.n;
+  for (int64_t i = lo; i < hi; ++i) {
+    acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * p.stride]));
+    out[i] = ScanNum<T>::store(acc);
+  }
+}
+
+#define EMBER_SCAN_KERNELS(name, suffix, T, kProd) \
+  EMBER_KERNEL_GROUPED(scan_##name##_##suffix, scan_rows<T, kProd>)
+EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumsum, false)
+EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumprod, true)

@@ -1,0 +1,197 @@
+"""sort, argsort and topk against numpy's stable sort: every dtype, dim and memory
+layout, both directions, ties (a stable sort keeps their order, PyTorch's results with
+stable=True), NaN above every number, -0.0 tied with 0.0, long rows, zero-size and 0-d
+tensors, the named pairs, and errors (k out of range names topk)."""
+
+from __future__ import annotations
+
+import ember
+import numpy as np
+import pytest
+from helpers import (
+    FLOAT_DTYPES,
+    LAYOUTS,
+    check_exact,
+    edtype,
+    is_float,
+    make_view,
+    rand_array,
+    require_dtype,
+    rounded,
+    to_ember,
+)
+
+SHAPE = (3, 4, 5)
+DIMS = [-1, 0, 1, -2]
+
+
+def ref_argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """numpy's stable argsort along axis (NaN last); descending keeps ties in their order
+    and puts NaN first, as PyTorch's stable sort does."""
+    xm = np.moveaxis(x, axis, -1)
+    rows = xm.reshape(-1, xm.shape[-1])
+    out = np.empty(rows.shape, dtype=np.int64)
+    for r, row in enumerate(rows):
+        if descending:  # ranks tie -0.0 with 0.0 and all NaNs (the largest rank)
+            _, rank = np.unique(row, return_inverse=True)
+            out[r] = np.argsort(-rank.reshape(-1), kind="stable")
+        else:
+            out[r] = np.argsort(row, kind="stable")
+    return np.moveaxis(out.reshape(xm.shape), -1, axis)
+
+
+def with_specials(x: np.ndarray, name: str, rng) -> np.ndarray:
+    """x with NaN, +-inf, -0.0 and 0.0 in random places (floats only)."""
+    if not is_float(name):
+        return x
+    y = x.astype(np.float64).copy()
+    flat = y.reshape(-1)
+    picks = rng.choice(flat.size, size=min(flat.size, 8), replace=False)
+    for p, v in zip(picks, [np.nan, np.inf, -np.inf, -0.0, 0.0, np.nan, -0.0, 1.0]):
+        flat[p] = v
+    return rounded(y, name)
+
+
+def check_sorted(result, x, axis, descending, name, device):
+    idx = ref_argsort(x, axis, descending)
+    values, indices = result
+    check_exact(indices, idx, "int64", device)
+    check_exact(values, np.take_along_axis(x, idx, axis), name, device)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("kind", ["normal", "small"])
+def test_sort_every_dim_and_layout(device, dtype, dim, descending, kind, rng):
+    """kind "small" draws from 4 values: many ties, whose order the stable sort keeps."""
+    if not require_dtype(device, dtype):
+        return
+    for layout in LAYOUTS:
+        t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
+        if layout == "contiguous":
+            x = with_specials(x, dtype, rng)
+            t = to_ember(x, dtype, device)
+        r = t.sort(dim, descending=descending)
+        check_sorted(r, x, dim, descending, dtype, device)
+        check_exact(t.argsort(dim, descending), ref_argsort(x, dim, descending), "int64", device)
+        check_exact(ember.argsort(t, dim=dim, descending=descending), r.indices.numpy(), "int64")
+
+
+@pytest.mark.parametrize("n", [2, 33, 1000, 5000])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_long_rows(device, dtype, n, descending, rng):
+    """Rows of every length class (GPU segmented sorts change algorithm with length)."""
+    if not require_dtype(device, dtype):
+        return
+    for kind in ("normal", "small"):
+        x = with_specials(rand_array(rng, (3, n), dtype, kind), dtype, rng)
+        r = to_ember(x, dtype, device).sort(descending=descending)
+        check_sorted(r, x, -1, descending, dtype, device)
+
+
+@pytest.mark.parametrize("name", FLOAT_DTYPES)
+def test_nan_sorts_as_the_largest(device, name):
+    if not require_dtype(device, name):
+        return
+    x = rounded(np.array([np.nan, 1.0, -np.inf, np.nan, -0.0, np.inf, 0.0, -2.0]), name)
+    t = to_ember(x, name, device)
+    asc = t.sort()
+    check_exact(asc.values, np.sort(x, kind="stable"), name, device)
+    check_exact(asc.indices, [2, 7, 4, 6, 1, 5, 0, 3], "int64", device)
+    desc = t.sort(descending=True)
+    check_exact(desc.indices, [0, 3, 5, 1, 4, 6, 7, 2], "int64", device)
+    assert np.signbit(asc.values.numpy()[2]) and not np.signbit(asc.values.numpy()[3])
+
+
+def test_named_pairs(device):
+    t = ember.tensor([[3.0, 1.0, 2.0]], device=device)
+    r = t.sort()
+    assert isinstance(r, tuple) and type(r).__name__ == "sort"
+    values, indices = r
+    assert values is r.values and indices is r.indices
+    np.testing.assert_array_equal(r.values.numpy(), [[1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[1, 2, 0]])
+    assert r.indices.dtype == ember.int64
+    k = t.topk(2)
+    assert isinstance(k, tuple) and type(k).__name__ == "topk"
+    np.testing.assert_array_equal(k.values.numpy(), [[3.0, 2.0]])
+    np.testing.assert_array_equal(k.indices.numpy(), [[0, 2]])
+    f = ember.sort(t, -1, True, stable=True)
+    np.testing.assert_array_equal(f.values.numpy(), [[3.0, 2.0, 1.0]])
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_topk(device, dtype, largest, dim, rng):
+    if not require_dtype(device, dtype):
+        return
+    for kind in ("normal", "small"):
+        for layout in ("contiguous", "transposed", "stepped"):
+            t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
+            if layout == "contiguous":
+                x = with_specials(x, dtype, rng)
+                t = to_ember(x, dtype, device)
+            size = x.shape[dim]
+            idx = ref_argsort(x, dim, descending=largest)
+            for k in sorted({0, 1, 2, size}):
+                r = t.topk(k, dim, largest=largest)
+                want = np.take(idx, np.arange(k), axis=dim)
+                check_exact(r.indices, want, "int64", device)
+                check_exact(r.values, np.take_along_axis(x, want, dim), dtype, device)
+            f = ember.topk(t, 2, dim=dim, largest=largest, sorted=True)
+            np.testing.assert_array_equal(f.indices.numpy(), np.take(idx, [0, 1], axis=dim))
+
+
+@pytest.mark.parametrize("k", [-1, 6, 100])
+def test_topk_k_out_of_range(device, k):
+    t = ember.ones(3, 5, device=device)
+    with pytest.raises(ember.InvalidArgumentError, match="topk") as info:
+        t.topk(k)
+    assert info.value.op == "topk"
+    assert f"k={k}" in str(info.value) and "size 5" in str(info.value)
+    with pytest.raises(ember.InvalidArgumentError, match="topk"):
+        ember.tensor(2.0, device=device).topk(2)
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 0), -1), ((3, 0), 0), ((0,), 0), ((2, 0, 4), 2)])
+def test_zero_size(device, shape, dim):
+    for name in ("float32", "uint8"):
+        t = ember.zeros(*shape, dtype=edtype(name), device=device)
+        r = t.sort(dim)
+        assert r.values.shape == shape and r.indices.shape == shape
+        assert r.values.dtype == edtype(name) and r.indices.dtype == ember.int64
+        assert t.argsort(dim).shape == shape
+        k = t.topk(0, dim)
+        want = list(shape)
+        want[dim] = 0
+        assert k.values.shape == tuple(want) and k.indices.dtype == ember.int64
+
+
+def test_zero_dim_tensor(device):
+    t = ember.tensor(4.0, device=device)
+    for dim in (0, -1):
+        r = t.sort(dim)
+        assert r.values.shape == () and r.values.item() == 4.0 and r.indices.item() == 0
+        assert t.argsort(dim).item() == 0
+    k = t.topk(1)
+    assert k.values.item() == 4.0 and k.indices.item() == 0
+
+
+@pytest.mark.parametrize("op", ["sort", "argsort"])
+def test_dim_out_of_range(device, op):
+    t = ember.ones(2, 3, device=device)
+    for dim in (2, -3):
+        with pytest.raises(ember.IndexOutOfRangeError, match=op) as info:
+            getattr(t, op)(dim)
+        assert info.value.op == op
+    with pytest.raises(ember.IndexOutOfRangeError, match="topk"):
+        t.topk(1, dim=2)
+
+
+def test_results_are_new_tensors(device):
+    """Sorting never writes its input, and values are copies, not views of it."""
+    x = np.array([[5.0, 1.0, 3.0], [2.0, 2.0, 0.0]], dtype=np.float32)
+    t = ember.tensor(x, device=device)
+    r = t.sort(0, descending=True)
+    r.values[0, 0] = 99.0
+    np.testing.assert_array_equal(t.numpy(), x)
