@@ -53,7 +53,7 @@ def device(request):
 
 @pytest.fixture(scope="session", params=DTYPES, ids=DTYPES)
 def dtype(request):
-    """Each of the seven ember dtypes, by name."""
+    """Each of the nine ember dtypes, by name."""
     return request.param
 
 

@@ -27,9 +27,9 @@ import pytest
 _PRELOAD = os.environ.get("LD_PRELOAD", "")
 SANITIZER = next((s for s in ("tsan", "asan") if f"lib{s}" in _PRELOAD), None)
 
-DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "uint32", "uint8"]
+DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "int32", "uint32", "uint8", "bool"]
 FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
-INT_DTYPES = ["int64", "uint32", "uint8"]
+INT_DTYPES = ["int64", "int32", "uint32", "uint8"]  # bool is a category of its own
 HALF_DTYPES = ["float16", "bfloat16"]
 
 # The numpy dtype that t.numpy() gives for each ember dtype (numpy has no bfloat16).
@@ -39,8 +39,10 @@ NP_DTYPE = {
     "bfloat16": np.float32,
     "float64": np.float64,
     "int64": np.int64,
+    "int32": np.int32,
     "uint32": np.uint32,
     "uint8": np.uint8,
+    "bool": np.bool_,
 }
 
 # dtypes a backend lacks, by device kind (docs: Metal has no float64).
@@ -108,7 +110,7 @@ def require_dtype(device, name: str) -> bool:
 
 # ---- inputs
 
-INT_RANGE = {"int64": (-50, 50), "uint32": (0, 100), "uint8": (0, 100)}
+INT_RANGE = {"int64": (-50, 50), "int32": (-50, 50), "uint32": (0, 100), "uint8": (0, 100)}
 
 
 def rand_array(rng, shape, name: str, kind: str = "normal") -> np.ndarray:
@@ -119,6 +121,8 @@ def rand_array(rng, shape, name: str, kind: str = "normal") -> np.ndarray:
     in [0, 4), floats the same values), "uniform" (floats in [0, 2)).
     """
     shape = tuple(shape)
+    if name == "bool":  # every kind: a mix of True and False
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
     if kind == "small":
         return rounded(rng.integers(0, 4, size=shape), name)
     if not is_float(name):

@@ -50,7 +50,7 @@ def build_cases() -> list[tuple[str, str, str]]:
         for bad in ["-1", "(2, -3)", "2**64", "-(2**63) - 1"]:
             add(f"ember.{fn}({bad}, device=dev)", VALUE)
     for call in MAKERS.values():
-        for bad in ["'foo'", "3", "object()", "'int32'", "'complex64'", "[1]", "'int8'"]:
+        for bad in ["'foo'", "3", "object()", "'complex64'", "[1]", "'int8'"]:
             add(call.format(f"dtype={bad}, device=dev"), TYPE)
         for bad in ["3", "1.5", "['cpu']", "b'cpu'"]:
             add(call.format(f"device={bad}"), TYPE)
@@ -200,11 +200,13 @@ def build_cases() -> list[tuple[str, str, str]]:
         add(code, expected)
     fills = [("300", "uint8"), ("-1", "uint8"), ("-1", "uint32"), ("2**32", "uint32"),
              ("2**63", "int64"), ("2**70", "int64"), ("float('nan')", "int64"),
-             ("1e5", "float16"), ("1e39", "float32"), ("256.0", "uint8")]  # fmt: skip
+             ("1e5", "float16"), ("1e39", "float32"), ("256.0", "uint8"),
+             ("2**31", "int32"), ("-(2**31) - 1", "int32"), ("3e9", "int32")]  # fmt: skip
     for value, dtype in fills:
         add(f"ember.full(3, {value}, dtype=ember.{dtype}, device=dev)", VALUE)
         add(f"ember.full_like(t, {value}, dtype=ember.{dtype})", VALUE)
-    for data, dtype in [("[300]", "uint8"), ("[-1]", "uint32"), ("[1e30]", "int64")]:
+    for data, dtype in [("[300]", "uint8"), ("[-1]", "uint32"), ("[1e30]", "int64"),
+                        ("[2**31]", "int32")]:  # fmt: skip
         add(f"ember.tensor({data}, dtype=ember.{dtype}, device=dev)", VALUE)
     other_calls = {
         "ember.Tensor.__new__(ember.Tensor)": TYPE,

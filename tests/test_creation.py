@@ -33,7 +33,8 @@ def test_empty_has_the_shape_dtype_and_device_and_takes_writes(device, dtype, sh
         return
     t = ember.empty(*shape, dtype=edtype(dtype), device=device)
     assert t.shape == shape and t.dtype == edtype(dtype) and t.device.same_device(device)
-    ember.add(ember.ones(shape, dtype=edtype(dtype), device=device), 1, out=t)
+    one = True if dtype == "bool" else 1  # a Python int would lift bool to int64
+    ember.add(ember.ones(shape, dtype=edtype(dtype), device=device), one, out=t)
     check_exact(t, np.full(shape, 2), dtype)
     like = ember.empty_like(t)
     assert like.shape == shape and like.dtype == t.dtype and like.device.same_device(device)
@@ -224,7 +225,7 @@ def test_tensor_from_lists(device):
     t = ember.tensor([[1, 2, 3]], device=device)
     check_exact(t, np.array([[1, 2, 3]]), "int64", device)
     t = ember.tensor([True, False, True], device=device)
-    check_exact(t, np.array([1, 0, 1]), "uint8", device)
+    check_exact(t, np.array([True, False, True]), "bool", device)
     t = ember.tensor([1, 2.5], device=device)  # a float among ints: floats
     check_exact(t, np.array([1.0, 2.5]), "float32", device)
     t = ember.tensor([[[1], [2]], [[3], [4]]], device=device)
@@ -238,7 +239,7 @@ def test_tensor_from_tuples_and_large_ints(device):
 
 
 def test_tensor_from_scalars(device):
-    for value, name in [(3, "int64"), (2.5, "float32"), (True, "uint8"), (-7, "int64")]:
+    for value, name in [(3, "int64"), (2.5, "float32"), (True, "bool"), (-7, "int64")]:
         t = ember.tensor(value, device=device)
         assert t.shape == ()
         check_exact(t, np.array(value), name)
@@ -258,7 +259,8 @@ def test_tensor_with_dtype(device, dtype):
     t = ember.tensor([[1, 2], [3, 4]], dtype=edtype(dtype), device=device)
     check_exact(t, np.array([[1, 2], [3, 4]]), dtype, device)
     t = ember.tensor([0.5, 2.0], dtype=edtype(dtype), device=device)
-    expected = np.array([0.5, 2.0]) if edtype(dtype).is_float else np.array([0, 2])
+    floats = edtype(dtype).is_float or dtype == "bool"  # into bool: nonzero is True
+    expected = np.array([0.5, 2.0]) if floats else np.array([0, 2])
     check_exact(t, expected, dtype)
 
 
@@ -277,7 +279,8 @@ def test_tensor_from_numpy_keeps_dtype(device, name):
 
 def test_tensor_from_numpy_bool():
     t = ember.tensor(np.array([True, False]))
-    check_exact(t, np.array([1, 0]), "uint8")
+    check_exact(t, np.array([True, False]), "bool")
+    check_exact(ember.tensor(np.array([3, -1], dtype=np.int32)), np.array([3, -1]), "int32")
 
 
 def test_tensor_from_numpy_scalar_types(device):
@@ -319,8 +322,10 @@ def test_dtype_objects():
         "bfloat16": (2, True),
         "float64": (8, True),
         "int64": (8, False),
+        "int32": (4, False),
         "uint32": (4, False),
         "uint8": (1, False),
+        "bool": (1, False),
     }
     for name, (size, is_float) in expected.items():
         d = edtype(name)

@@ -29,8 +29,8 @@ def test_numpy_reads_ember_without_copy(dtype):
     a = np.from_dlpack(t)
     assert a.dtype == NP_DTYPE[dtype] and a.shape == (2, 3)
     np.testing.assert_array_equal(a, t.numpy())
-    t[0, 0] = 5  # the same memory
-    assert a[0, 0] == 5
+    t[0, 0] = 1  # the same memory (0 before, in every dtype)
+    assert a[0, 0] == 1
 
 
 def test_export_of_views_keeps_strides_and_offset():
@@ -76,7 +76,9 @@ def test_a_capsule_is_consumed_once():
         ember.from_dlpack(capsule)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int64", "uint32", "uint8"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float16", "float64", "int64", "int32", "uint32", "uint8"]
+)
 def test_ember_reads_numpy(dtype):
     a = np.arange(12, dtype=dtype).reshape(3, 4)
     for src in (a, a.T, a[::-1, 1::2]):
@@ -85,10 +87,16 @@ def test_ember_reads_numpy(dtype):
         np.testing.assert_array_equal(t.numpy(), src)
 
 
-def test_ember_reads_numpy_bool_as_uint8_and_refuses_int32():
-    assert ember.from_dlpack(np.array([True, False])).dtype == ember.uint8
+def test_ember_reads_numpy_bool_and_int32_and_refuses_int16():
+    b = ember.from_dlpack(np.array([True, False, True])[::2])  # kDLBool, 8 bits
+    assert b.dtype == ember.bool and b.tolist() == [True, True]
+    i = ember.from_dlpack(np.array([-5, 7], dtype=np.int32))  # kDLInt, 32 bits
+    assert i.dtype == ember.int32 and i.tolist() == [-5, 7]
+    m = np.from_dlpack(ember.tensor([True, False]))
+    assert m.dtype == np.bool_ and m.tolist() == [True, False]
+    assert np.from_dlpack(ember.tensor(np.int32([3]))).dtype == np.int32
     with pytest.raises(ember.DLPackError) as info:
-        ember.from_dlpack(np.zeros(2, np.int32))
+        ember.from_dlpack(np.zeros(2, np.int16))
     assert isinstance(info.value, BufferError) and "no ember dtype" in str(info.value)
 
 
@@ -294,14 +302,15 @@ def test_cuda_tensors_go_to_torch_and_back_in_place(dtype):
     assert x.device == torch.device("cuda", 0) and str(x.dtype) == f"torch.{dtype}"
     assert x.shape == (4, 3) and x.stride() == (1, 4)
     assert x.cpu().float().tolist() == t.T.to_dtype("float64").tolist()
-    x[0, 1] = 100  # torch writes ember's memory; torch's stream is not ember's: sync
+    big, seven = (True, True) if dtype == "bool" else (100, 7)  # a bool holds True
+    x[0, 1] = big  # torch writes ember's memory; torch's stream is not ember's: sync
     torch.cuda.synchronize()
-    assert t[1, 0].item() == 100
+    assert t[1, 0].item() == big
     back = ember.from_dlpack(x, device=d)  # torch memory, on ember's stream d
     assert back.device.same_device(d) and back.dtype == getattr(ember, dtype)
-    back[3, 2] = 7  # ember writes torch's memory
+    back[3, 2] = seven  # ember writes torch's memory
     d.synchronize()
-    assert x[3, 2].item() == 7 and t[2, 3].item() == 7
+    assert x[3, 2].item() == seven and t[2, 3].item() == seven
 
 
 @cuda_only

@@ -14,6 +14,7 @@ from helpers import (
     NP_DTYPE,
     check_exact,
     edtype,
+    is_float,
     make_view,
     rand_array,
     require_dtype,
@@ -36,8 +37,9 @@ def test_to_dtype_every_pair(device, dtype, dst, rng):
         return
     for layout in LAYOUTS:
         t, x = make_view(rng, (3, 4), dtype, device, layout, "small")
-        x = (x.astype(np.float64) * 30).astype(NP_DTYPE[dtype])  # 0, 30, 60, 90
-        t = t * 30
+        if dtype != "bool":  # bool keeps its 0 / 1 (a bool times 30 is int64)
+            x = (x.astype(np.float64) * 30).astype(NP_DTYPE[dtype])  # 0, 30, 60, 90
+            t = t * 30
         got = t.to_dtype(edtype(dst))
         check_exact(got, x.astype(np.float64), dst, device)
         check_exact(t.to(edtype(dst)), x.astype(np.float64), dst)
@@ -132,12 +134,55 @@ def test_unsigned_and_signed_conversions(device):
     )
 
 
+@pytest.mark.parametrize("src", [d for d in DTYPES if d != "bool"])
+def test_to_bool_is_nonzero(device, src):
+    """Into bool means != 0, as PyTorch and numpy: 0.5, 256, -1 and NaN are all True."""
+    if not require_dtype(device, src):
+        return
+    values = [0, 1, 2, 255, 0.5, -0.0, np.nan, -1, 256] if is_float(src) else [0, 1, 2, 255, 7]
+    if src in ("int64", "int32"):
+        values += [-1, 256, -(2**31)]
+    if src in ("int64", "uint32"):
+        values += [2**32 - 1]
+    x = rounded(np.array(values, dtype=np.float64), src)
+    t = ember.tensor(x, dtype=edtype(src), device=device)
+    want = x.astype(np.bool_)
+    for got in (t.to_dtype(ember.bool), t.to(ember.bool), t[::-1].to(ember.bool)[::-1]):
+        check_exact(got, want, "bool", device)
+    out = ember.zeros(len(values), dtype=ember.bool, device=device)
+    out.copy_(t)  # copy_ casts the same way
+    check_exact(out, want, "bool")
+    check_exact(ember.tensor(want, device=device).to(edtype(src)), want.astype(np.float64), src)
+
+
+def test_int32_conversions(device):
+    x = np.array([0, -1, 2**31 - 1, -(2**31), 300, -300], dtype=np.int32)
+    t = ember.tensor(x, device=device)
+    assert t.dtype == ember.int32 and t.numpy().dtype == np.int32
+    check_exact(t.to_dtype(ember.int64), x.astype(np.int64), "int64")
+    check_exact(t.to_dtype(ember.uint8), x.astype(np.uint8), "uint8")  # wraps, as numpy
+    check_exact(t.to_dtype(ember.uint32), x.astype(np.uint32), "uint32")
+    check_exact(t.to_dtype(ember.float32), x.astype(np.float32), "float32")
+    w = ember.tensor(np.array([2**40 + 5, -(2**33) - 7], dtype=np.int64), device=device)
+    check_exact(
+        w.to_dtype(ember.int32), np.array([2**40 + 5, -(2**33) - 7]).astype(np.int32), "int32"
+    )
+    f = ember.tensor([1e10, -1e10, -2.5, 2.5, np.nan], device=device)
+    check_exact(f.to_dtype(ember.int32), np.array([2**31 - 1, -(2**31), -2, 2, 0]), "int32")
+
+
 def test_to_dtype_accepts_spellings(device):
     t = ember.tensor([1.5, 2.5], device=device)
     for spelling in (ember.float16, "float16", np.float16, np.dtype("float16"), "f2"):
         assert t.to_dtype(spelling).dtype == ember.float16
     assert t.to_dtype("bfloat16").dtype == ember.bfloat16
     assert t.to(ember.uint8).dtype == ember.uint8
+    for spelling in (ember.bool, "bool", np.bool_, bool, np.dtype("?")):
+        assert t.to_dtype(spelling).dtype == ember.bool
+    for spelling in (ember.int32, "int32", np.int32, "i4"):
+        assert t.to_dtype(spelling).dtype == ember.int32
+    assert str(ember.bool) == "bool" and ember.bool.itemsize == 1 and not ember.bool.is_float
+    assert str(ember.int32) == "int32" and ember.int32.itemsize == 4 and not ember.int32.is_float
 
 
 def test_to_dtype_is_a_copy(device):
@@ -195,6 +240,10 @@ def test_tolist_all_dtypes(device, dtype):
     if not require_dtype(device, dtype):
         return
     t = ember.tensor([[0, 1], [2, 100]], dtype=edtype(dtype), device=device)
+    if dtype == "bool":
+        assert t.tolist() == [[False, True], [True, True]]
+        assert type(t.tolist()[1][1]) is bool
+        return
     assert t.tolist() == [[0, 1], [2, 100]]
     kind = float if edtype(dtype).is_float else int
     assert type(t.tolist()[1][1]) is kind
@@ -205,9 +254,13 @@ def test_item(device, dtype):
         return
     t = ember.tensor([[5]], dtype=edtype(dtype), device=device)
     v = t.item()
-    assert v == 5
-    assert type(v) is (float if edtype(dtype).is_float else int)
-    assert ember.full((), 3, dtype=edtype(dtype), device=device).item() == 3
+    want = True if dtype == "bool" else 5
+    assert v == want
+    kind = bool if dtype == "bool" else float if edtype(dtype).is_float else int
+    assert type(v) is kind
+    assert ember.full((), 3, dtype=edtype(dtype), device=device).item() == (
+        want if dtype == "bool" else 3
+    )
     with pytest.raises(ember.InvalidArgumentError):
         ember.zeros(2, dtype=edtype(dtype), device=device).item()
 
@@ -226,6 +279,29 @@ def test_bool(device):
     assert bool(ember.tensor([[2]], device=device)) is True
     with pytest.raises(ValueError):
         bool(ember.ones(2, device=device))
+    m = ember.tensor([True], device=device)
+    assert bool(m) is True and bool(~m) is False
+    taken = "yes" if ember.tensor([2, 0], device=device)[0:1] > 1 else "no"
+    assert taken == "yes"
+    with pytest.raises(ember.InvalidArgumentError, match=r"\.any\(\) or t\.all\(\)"):
+        if ember.tensor([True, False], device=device):
+            pass
+
+
+def test_bool_and_int32_from_python_and_numpy(device):
+    b = ember.tensor([True, False], device=device)
+    assert b.dtype == ember.bool and b.numpy().dtype == np.bool_
+    assert b.tolist() == [True, False] and type(b.tolist()[0]) is bool
+    assert ember.tensor([1, 2], device=device).dtype == ember.int64  # Python ints
+    assert ember.tensor(np.array([1, 2], dtype=np.int32), device=device).dtype == ember.int32
+    assert ember.tensor(np.array([True]), device=device).dtype == ember.bool
+    assert ember.tensor([2, 0, -1], dtype="bool", device=device).tolist() == [True, False, True]
+    assert ember.tensor(np.bool_(True), device=device).item() is True
+    assert ember.zeros(2, dtype=ember.bool, device=device).tolist() == [False, False]
+    assert ember.ones(2, dtype=ember.bool, device=device).tolist() == [True, True]
+    assert ember.full((2,), 5, dtype=ember.bool, device=device).tolist() == [True, True]
+    assert ember.full((1,), 0.0, dtype=ember.bool, device=device).tolist() == [False]
+    assert "bool" in repr(b) and "int32" in repr(ember.tensor(np.int32([1]), device=device))
 
 
 def test_repr_mentions_values_dtype_and_device(device):

@@ -59,6 +59,18 @@ def np_binary(op, a, b):
 
 BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum"]
 DIVISIONS = {"floor_divide", "remainder"}  # integer divisors must be nonzero on the CPU
+# What PyTorch refuses for two bool tensors (the others: + or, * and, max or, min and).
+BOOL_REFUSED = {"sub", "floor_divide", "remainder", "pow", "trunc_divide"}
+
+
+def refuses_bool(op: str, name: str, call) -> bool:
+    """For a bool op that PyTorch refuses: asserts UnsupportedDTypeError naming the op."""
+    if name != "bool" or op not in BOOL_REFUSED:
+        return False
+    with pytest.raises(ember.UnsupportedDTypeError) as info:
+        call()
+    assert info.value.op == op and info.value.dtype == ember.bool
+    return True
 
 
 def result_dtype(op: str, name: str) -> str:
@@ -119,6 +131,8 @@ def test_binary_broadcasting(device, dtype, op, shapes, layouts, seed):
     rng = np.random.default_rng(seed)
     sa, sb = shapes.input_shapes
     a, na, b, nb = binary_inputs(rng, op, dtype, sa, sb, device, *layouts)
+    if refuses_bool(op, dtype, lambda: getattr(ember, op)(a, b)):
+        return
     got = getattr(ember, op)(a, b)
     assert got.shape == shapes.result_shape
     assert got.device.same_device(device)
@@ -130,6 +144,8 @@ def test_binary_method_function_operator_agree(device, dtype, op, rng):
     if not require_dtype(device, dtype):
         return
     a, na, b, nb = binary_inputs(rng, op, dtype, (3, 4), (4,), device, "contiguous", "stepped")
+    if refuses_bool(op, dtype, lambda: getattr(a, op)(b)):
+        return
     by_function = getattr(ember, op)(a, b)
     check_binary_result(op, dtype, by_function, na, nb)
     by_method = getattr(a, op)(b)
@@ -149,6 +165,8 @@ def test_binary_large_contiguous(device, dtype, op, rng):
     a, na, b, nb = binary_inputs(
         rng, op, dtype, (300, 257), (300, 257), device, "contiguous", "contiguous"
     )
+    if refuses_bool(op, dtype, lambda: getattr(ember, op)(a, b)):
+        return
     check_binary_result(op, dtype, getattr(ember, op)(a, b), na, nb)
     # and with a broadcast row
     a, na, b, nb = binary_inputs(
@@ -179,6 +197,8 @@ def test_int_scalar_takes_tensor_dtype(device, dtype, op, rng):
     x = rand_array(rng, (4, 5), dtype)
     t = to_ember(x, dtype, device)
     got = fn(t, 3)
+    if dtype == "bool":  # a Python int lifts bool to int64, as PyTorch
+        dtype, x = "int64", x.astype(np.int64)
     ct = compute_dtype(dtype)
     with np.errstate(all="ignore"):
         expected = ref(x.astype(ct), np.array(3, dtype=ct))
@@ -325,6 +345,8 @@ def test_out_argument(device, dtype, op, rng):
         return
     a, na, b, nb = binary_inputs(rng, op, dtype, (3, 4), (3, 1), device, "contiguous", "contiguous")
     out = ember.zeros(3, 4, dtype=edtype(result_dtype(op, dtype)), device=device)
+    if refuses_bool(op, dtype, lambda: getattr(ember, op)(a, b, out=out)):
+        return
     ret = getattr(ember, op)(a, b, out=out)
     check_binary_result(op, dtype, out, na, nb)
     np.testing.assert_array_equal(ret.numpy(), out.numpy())
@@ -350,6 +372,9 @@ def test_inplace_writes_into_left_tensor(device, dtype, case, rng):
         return
     _, fn, op = case
     a, na, b, nb = binary_inputs(rng, op, dtype, (3, 4), (4,), device, "contiguous", "stepped")
+    if refuses_bool(op, dtype, lambda: fn(a, b)):
+        check_exact(a, na, dtype)  # left as it was
+        return
     if result_dtype(op, dtype) != dtype:  # a float quotient cannot go into an int tensor
         with pytest.raises(ember.DTypeMismatchError) as info:
             fn(a, b)
@@ -376,6 +401,14 @@ def test_inplace_with_scalars(device, dtype):
     if not require_dtype(device, dtype):
         return
     t = ember.full((3,), 6, dtype=edtype(dtype), device=device)
+    if dtype == "bool":  # a Python int gives int64, which a bool tensor cannot hold
+        with pytest.raises(ember.DTypeMismatchError, match="only a bool result"):
+            t += 2
+        t |= False
+        t &= True
+        t ^= True
+        check_exact(t, np.zeros(3, dtype=bool), dtype)
+        return
     t += 2
     t -= 1
     t *= 2
@@ -437,10 +470,10 @@ def test_comparisons(device, dtype, op, shapes, layouts, seed):
     a, na = make_view(rng, sa, dtype, device, layouts[0], "small")
     b, nb = make_view(rng, sb, dtype, device, layouts[1], "small")
     fn, dunder = CMP[op]
-    expected = fn(na, nb).astype(np.uint8)
-    check_exact(getattr(ember, op)(a, b), expected, "uint8", device)
-    check_exact(getattr(a, op)(b), expected, "uint8")
-    check_exact(getattr(a, dunder)(b), expected, "uint8")
+    expected = fn(na, nb)
+    check_exact(getattr(ember, op)(a, b), expected, "bool", device)
+    check_exact(getattr(a, op)(b), expected, "bool")
+    check_exact(getattr(a, dunder)(b), expected, "bool")
 
 
 def test_comparisons_with_scalars(device, dtype):
@@ -448,15 +481,15 @@ def test_comparisons_with_scalars(device, dtype):
         return
     x = np.array([0, 1, 2, 3], dtype=NP_DTYPE[dtype])
     t = to_ember(x, dtype, device)
-    check_exact(t == 2, (x == 2).astype(np.uint8), "uint8")
-    check_exact(t != 2, (x != 2).astype(np.uint8), "uint8")
-    check_exact(t < 2, (x < 2).astype(np.uint8), "uint8")
-    check_exact(t <= 2, (x <= 2).astype(np.uint8), "uint8")
-    check_exact(t > 2, (x > 2).astype(np.uint8), "uint8")
-    check_exact(t >= 2, (x >= 2).astype(np.uint8), "uint8")
-    check_exact(2 < t, (x > 2).astype(np.uint8), "uint8")  # reflected
-    check_exact(2 >= t, (x <= 2).astype(np.uint8), "uint8")
-    check_exact(ember.eq(t, 1), (x == 1).astype(np.uint8), "uint8")
+    check_exact(t == 2, (x == 2), "bool")
+    check_exact(t != 2, (x != 2), "bool")
+    check_exact(t < 2, (x < 2), "bool")
+    check_exact(t <= 2, (x <= 2), "bool")
+    check_exact(t > 2, (x > 2), "bool")
+    check_exact(t >= 2, (x >= 2), "bool")
+    check_exact(2 < t, (x > 2), "bool")  # reflected
+    check_exact(2 >= t, (x <= 2), "bool")
+    check_exact(ember.eq(t, 1), (x == 1), "bool")
 
 
 def test_comparisons_with_nan(device):
@@ -465,10 +498,10 @@ def test_comparisons_with_nan(device):
             continue
         a = ember.tensor([np.nan, 1.0, np.nan], dtype=edtype(name), device=device)
         b = ember.tensor([np.nan, np.nan, 1.0], dtype=edtype(name), device=device)
-        check_exact(a == b, np.array([0, 0, 0]), "uint8")
-        check_exact(a != b, np.array([1, 1, 1]), "uint8")
-        check_exact(a < b, np.array([0, 0, 0]), "uint8")
-        check_exact(a >= b, np.array([0, 0, 0]), "uint8")
+        check_exact(a == b, np.array([0, 0, 0]), "bool")
+        check_exact(a != b, np.array([1, 1, 1]), "bool")
+        check_exact(a < b, np.array([0, 0, 0]), "bool")
+        check_exact(a >= b, np.array([0, 0, 0]), "bool")
 
 
 # ---- where
@@ -482,7 +515,7 @@ def test_where(device, dtype, shapes, layouts, seed):
     layout = layouts[1]
     rng = np.random.default_rng(seed)
     sc, sa, sb = shapes.input_shapes
-    cond = (np.asarray(rng.random(sc)) > 0.5).astype(np.uint8)
+    cond = np.asarray(rng.random(sc)) > 0.5  # a bool mask (uint8 is taken too, below)
     a, na = make_view(rng, sa, dtype, device, layout)
     b, nb = make_view(rng, sb, dtype, device, "contiguous")
     got = ember.where(ember.tensor(cond, device=device), a, b)
@@ -510,8 +543,11 @@ def test_where_with_scalars_and_comparison(device, dtype, rng):
     x = rand_array(rng, (3, 5), dtype)
     t = to_ember(x, dtype, device)
     c = t > 1
-    check_exact(ember.where(c, t, 0), np.where(x > 1, x, 0), dtype)
-    check_exact(ember.where(c, 1, t), np.where(x > 1, 1, x), dtype)
+    assert c.dtype == ember.bool
+    want = "int64" if dtype == "bool" else dtype  # a Python int lifts bool to int64
+    check_exact(ember.where(c, t, 0), np.where(x > 1, x, 0), want)
+    check_exact(ember.where(c, 1, t), np.where(x > 1, 1, x), want)
+    check_exact(ember.where(c, t, t), x, dtype)
 
 
 def test_where_condition_values_other_than_one(device):
@@ -553,7 +589,7 @@ UNARY_ANY = {
     "round": lambda x: x if x.dtype.kind in "iu" else np.rint(x),  # half to even
     "trunc": lambda x: x if x.dtype.kind in "iu" else np.trunc(x),
 }
-# predicates: uint8 results for every dtype
+# predicates: bool results for every dtype
 PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 UNARY_SHAPES = [(), (0,), (7,), (3, 4), (2, 3, 4), (1, 0, 2)]
 
@@ -590,6 +626,17 @@ def test_unary_exact_ops(device, dtype, op, rng):
     if not require_dtype(device, dtype):
         return
     ref = UNARY_ANY[op]
+    if dtype == "bool":  # PyTorch's bool rules: sign is itself, sqr int64, the rest raise
+        for t, x in unary_cases(rng, dtype, device, "normal"):
+            if op == "sign":
+                check_exact(t.sign(), x, "bool")
+            elif op == "sqr":
+                check_exact(ember.sqr(t), x.astype(np.int64), "int64")
+            else:
+                with pytest.raises(ember.UnsupportedDTypeError) as info:
+                    getattr(t, op)()
+                assert info.value.op == op and "bool" in str(info.value)
+        return
     for t, x in unary_cases(rng, dtype, device, "normal"):
         ct = compute_dtype(dtype)
         with np.errstate(all="ignore"):
@@ -603,13 +650,13 @@ def test_unary_predicates(device, dtype, op, rng):
     if not require_dtype(device, dtype):
         return
     for t, x in unary_cases(rng, dtype, device, "normal"):
-        expected = PREDICATES[op](x).astype(np.uint8)
-        check_exact(getattr(t, op)(), expected, "uint8")
-        check_exact(getattr(ember, op)(t), expected, "uint8")
+        expected = PREDICATES[op](x)
+        check_exact(getattr(t, op)(), expected, "bool")
+        check_exact(getattr(ember, op)(t), expected, "bool")
     if edtype(dtype).is_float:
         x = np.array([np.nan, -np.inf, np.inf, -0.0, 1.0, -np.nan])
         t = ember.tensor(x, dtype=edtype(dtype), device=device)
-        check_exact(getattr(t, op)(), PREDICATES[op](x).astype(np.uint8), "uint8")
+        check_exact(getattr(t, op)(), PREDICATES[op](x), "bool")
 
 
 def test_round_is_half_to_even(device):
@@ -625,6 +672,13 @@ def test_unary_operators(device, dtype, rng):
     x = rand_array(rng, (4, 3), dtype)
     t = to_ember(x, dtype, device)
     ct = compute_dtype(dtype)
+    if dtype == "bool":
+        with pytest.raises(ember.UnsupportedDTypeError, match="logical_not or ~"):
+            _ = -t
+        with pytest.raises(ember.UnsupportedDTypeError, match="abs"):
+            abs(t)
+        check_exact(~t, ~x, "bool")
+        return
     with np.errstate(all="ignore"):
         check_exact(-t, -x.astype(ct), dtype)
         check_exact(abs(t), np.abs(x.astype(ct)), dtype)
@@ -673,6 +727,10 @@ def test_clamp(device, dtype, bounds, rng):
     if not require_dtype(device, dtype):
         return
     lo, hi = bounds
+    if dtype == "bool":
+        with pytest.raises(ember.UnsupportedDTypeError, match="clamp"):
+            ember.ones(2, dtype=ember.bool, device=device).clamp(min=lo, max=hi)
+        return
     if not edtype(dtype).is_float:
         lo = None if lo is None else int(lo * 8) + (10 if dtype != "int64" else 0)
         hi = None if hi is None else int(hi * 8) + (10 if dtype != "int64" else 0)
@@ -692,11 +750,14 @@ def test_ops_keep_device_and_dtype(device, name):
     if not require_dtype(device, name):
         return
     t = ember.ones(2, 2, dtype=edtype(name), device=device)
-    for r in (t + t, t * 2, -t, t.relu(), t.clamp(min=0), ember.maximum(t, t)):
+    same = (t + t, t * t, ember.maximum(t, t), t.sign())
+    if name != "bool":
+        same += (t * 2, -t, t.relu(), t.clamp(min=0))
+    for r in same:
         assert r.dtype == edtype(name)
         assert r.device.same_device(device)
-    for r in (t == t, t < 1):
-        assert r.dtype == ember.uint8
+    for r in (t == t, t < 1, t.isnan(), t.isfinite()):
+        assert r.dtype == ember.bool
         assert r.device.same_device(device)
 
 
@@ -732,7 +793,7 @@ def test_large_views_through_every_op_family(device, layout, rng):
     check_close(t.exp(), np.exp(x.astype(np.float64)), "float32")
     check_close(t.gelu(), gelu_ref(x), "float32")
     check_exact(t.relu(), np.maximum(x, 0), "float32")
-    check_exact(t < u, (x < y).astype(np.uint8), "uint8")
+    check_exact(t < u, (x < y), "bool")
     check_exact(ember.where(t > 0, t, u), np.where(x > 0, x, y), "float32")
     check_exact(t.to_dtype(ember.float16), x.astype(np.float16), "float16")
     check_exact(t.max(dim=0).values, x.max(axis=0), "float32")

@@ -134,6 +134,8 @@ def test_freed_buffer_waits_for_the_work_that_writes_it(kind, rng):
 
 def exact_values(rng, name: str, n: int) -> np.ndarray:
     """Values of dtype `name` across its whole range, as t.numpy() gives them."""
+    if name == "bool":
+        return rng.integers(0, 2, size=n).astype(np.bool_)
     if not is_float(name):
         info = np.iinfo(NP_DTYPE[name])
         return rng.integers(info.min, info.max, size=n, endpoint=True).astype(NP_DTYPE[name])

@@ -14,9 +14,9 @@ import pytest
 
 pytestmark = pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 
-METAL_DTYPES = ["float32", "float16", "bfloat16", "int64", "uint32", "uint8"]
+METAL_DTYPES = ["float32", "float16", "bfloat16", "int64", "int32", "uint32", "uint8"]
 FLOATS = ["float32", "float16", "bfloat16"]
-INTS = ["int64", "uint32", "uint8"]
+INTS = ["int64", "int32", "uint32", "uint8"]
 TOL = {"float32": (2e-6, 1e-6), "float16": (2e-3, 1e-3), "bfloat16": (1e-2, 1e-2)}
 
 
@@ -32,8 +32,8 @@ def pair(data, dtype):
 
 def values(rng, shape, dtype, lo=-4.0, hi=4.0):
     if dtype in INTS:
-        top = {"int64": 1000, "uint32": 1000, "uint8": 255}[dtype]
-        low = -1000 if dtype == "int64" else 0
+        top = {"int64": 1000, "int32": 1000, "uint32": 1000, "uint8": 255}[dtype]
+        low = -1000 if dtype in ("int64", "int32") else 0
         return rng.integers(low, top, size=shape)
     return rng.uniform(lo, hi, size=shape).astype(np.float32)
 
@@ -135,6 +135,7 @@ def test_cast_every_pair(src, dst, rng):
     if src in INTS:
         data = {
             "int64": [-300, -1, 0, 1, 255, 256, 70000, 2**40],
+            "int32": [-300, -1, 0, 1, 255, 256, 70000, 2**31 - 1, -(2**31)],
             "uint32": [0, 1, 255, 256, 70000, 2**31, 2**32 - 1],
             "uint8": [0, 1, 127, 128, 255],
         }[src]

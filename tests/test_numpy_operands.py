@@ -133,8 +133,11 @@ PROMOTION = [
     ("uint8", np.uint32, "uint32"),
     ("float16", np.float32, "float32"),
     ("float32", np.float64, "float64"),
-    ("int64", bool, "int64"),  # a bool array is ember.tensor's uint8
-    ("float32", np.int32, "float32"),  # int32 is read as int64
+    ("int64", bool, "int64"),  # a bool array is a bool tensor: the integer wins
+    ("uint8", bool, "uint8"),
+    ("float32", np.int32, "float32"),
+    ("uint8", np.int32, "int32"),  # an int32 array stays int32
+    ("uint32", np.int32, "int64"),
 ]
 
 
@@ -229,7 +232,7 @@ def test_numpy_float_scalars_are_python_floats(device, scalar):
         check_exact(r, [3.5, 4.5, 5.5], "float32", device)
     for r in (f * scalar, scalar * f, np.multiply(scalar, f)):
         check_exact(r, [2.5, 5.0, 7.5], "float32", device)
-    check_exact(f < scalar, [1, 1, 0], "uint8", device)  # comparisons give uint8
+    check_exact(f < scalar, [1, 1, 0], "bool", device)  # comparisons give bool
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """Type promotion between two tensors (design §4, PyTorch's rules): the higher category
-(integers < floats), then the wider type; float16 with bfloat16 gives float32. Binary ops,
+(bool < integers < floats), then the wider type; float16 with bfloat16 gives float32,
+uint32 with int32 int64. Binary ops,
 comparisons and where promote on every backend; out= and in-place ops take a result they
 can hold (never a float into an integer tensor). Python scalars keep their own rule (they
 only lift the category), tested in test_elementwise."""
@@ -18,6 +19,7 @@ from helpers import DTYPES, NP_DTYPE, edtype, rand_array, require_dtype, rounded
 PROMOTED = {
     frozenset({"float16", "bfloat16"}): "float32",
     frozenset({"uint8", "uint32"}): "uint32",
+    frozenset({"uint32", "int32"}): "int64",
 }
 
 
@@ -26,7 +28,17 @@ def promoted(a: str, b: str) -> str:
         return a
     if frozenset({a, b}) in PROMOTED:
         return PROMOTED[frozenset({a, b})]
-    order = ["uint8", "uint32", "int64", "float16", "bfloat16", "float32", "float64"]
+    order = [
+        "bool",
+        "uint8",
+        "uint32",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+    ]
     return max(a, b, key=order.index)
 
 
@@ -77,8 +89,9 @@ def test_comparisons_and_where_promote(device, a, b, rng):
     y = rand_array(rng, (5,), b, "small")
     tx = ember.tensor(x, dtype=edtype(a), device=device)
     ty = ember.tensor(y, dtype=edtype(b), device=device)
-    np.testing.assert_array_equal((tx < ty).numpy(), (x < y).astype(np.uint8))
-    np.testing.assert_array_equal((tx == ty).numpy(), (x == y).astype(np.uint8))
+    for got, want in [(tx < ty, x < y), (tx == ty, x == y), (ember.ge(ty, tx), y >= x)]:
+        assert got.dtype == ember.bool and got.numpy().dtype == np.bool_
+        np.testing.assert_array_equal(got.numpy(), want)
     w = ember.where(tx > ty, tx, ty)
     assert w.dtype == edtype(r)
     np.testing.assert_array_equal(w.numpy(), rounded(np.where(x > y, x, y), r))
@@ -123,3 +136,77 @@ def test_numpy_dtype_of_results():
     # t.numpy() gives numpy's dtype of the promoted result
     got = ember.tensor([1], dtype="uint8") + ember.tensor([1], dtype="uint32")
     assert got.numpy().dtype == NP_DTYPE["uint32"]
+
+
+@pytest.mark.parametrize(
+    "a,b,want",
+    [
+        ("bool", "int32", "int32"),
+        ("bool", "uint8", "uint8"),
+        ("bool", "int64", "int64"),
+        ("bool", "float16", "float16"),
+        ("int32", "int64", "int64"),
+        ("uint8", "int32", "int32"),
+        ("uint32", "int32", "int64"),
+        ("int32", "float32", "float32"),
+        ("int32", "bfloat16", "bfloat16"),
+    ],
+)
+def test_the_new_dtypes_promote_as_pytorch(device, a, b, want):
+    x = np.array([0, 1, 1, 0, 1]) if "bool" in (a, b) else np.array([3, 0, 7, 2, 5])
+    y = np.array([1, 1, 0, 0, 2]) if b != "bool" else np.array([1, 0, 1, 0, 1])
+    tx = ember.tensor(x, dtype=edtype(a), device=device)
+    ty = ember.tensor(y, dtype=edtype(b), device=device)
+    xr, yr = rounded(x, a).astype(np.float64), rounded(y, b).astype(np.float64)
+    for got in (tx + ty, ty + tx):
+        assert got.dtype == edtype(want)
+        np.testing.assert_array_equal(got.numpy().astype(np.float64), xr + yr)
+    got = tx * ty
+    assert got.dtype == edtype(want)
+    np.testing.assert_array_equal(got.numpy().astype(np.float64), xr * yr)
+
+
+@pytest.mark.parametrize(
+    "dtype,scalar,want",
+    [
+        ("bool", True, "bool"),  # a Python bool keeps the tensor's dtype
+        ("uint8", True, "uint8"),
+        ("int32", False, "int32"),
+        ("float16", True, "float16"),
+        ("bool", 3, "int64"),  # a Python int lifts bool to int64
+        ("int32", 3, "int32"),
+        ("uint8", 3, "uint8"),
+        ("bool", 2.5, "float32"),  # a Python float lifts bool / integers to float32
+        ("int32", 2.5, "float32"),
+        ("int64", 2.5, "float32"),
+    ],
+)
+def test_python_scalars_lift_only_the_category(device, dtype, scalar, want):
+    x = np.array([True, False, True]) if dtype == "bool" else np.array([1, 0, 4])
+    t = ember.tensor(x, dtype=edtype(dtype), device=device)
+    base = rounded(x, dtype).astype(np.float64)
+    for got in (t + scalar, scalar + t):
+        assert got.dtype == edtype(want), (got.dtype, want)
+        want_values = np.logical_or(base, scalar) if want == "bool" else base + float(scalar)
+        np.testing.assert_array_equal(got.numpy().astype(np.float64), want_values)
+    assert (t * scalar).dtype == edtype(want)
+    assert (t == scalar).dtype == ember.bool
+
+
+def test_results_that_do_not_fit_are_refused(device):
+    m = ember.tensor([True, False], device=device)
+    with pytest.raises(ember.DTypeMismatchError) as info:
+        m += 1  # an int64 result never goes into a bool tensor
+    assert info.value.op == "add" and "bool" in str(info.value)
+    i = ember.tensor(np.array([1, 2], dtype=np.int32), device=device)
+    with pytest.raises(ember.DTypeMismatchError):
+        i += 1.5
+    with pytest.raises(ember.DTypeMismatchError):
+        ember.add(i, i, out=ember.zeros(2, dtype=ember.bool, device=device))
+    assert m.tolist() == [True, False] and i.tolist() == [1, 2]
+    m |= ember.tensor([False, True], device=device)  # bool into bool is fine
+    i += m  # and bool into int32
+    assert m.tolist() == [True, True] and i.tolist() == [2, 3]
+    out = ember.zeros(2, dtype=ember.float32, device=device)
+    ember.add(m, m, out=out)  # a bool result into float32: 1.0 for True
+    assert out.tolist() == [1.0, 1.0]

@@ -219,6 +219,25 @@ def test_reduce_zero_size(device, dtype):
     check_exact(t.sum(dim=1, keepdim=True), np.zeros((0, 1)), out)
 
 
+@pytest.mark.parametrize("name", ["bool", "int32", "int64", "uint8"])
+def test_mean_of_bool_and_integers_raises_naming_the_fix(device, name):
+    t = ember.ones(3, dtype=edtype(name), device=device)
+    with pytest.raises(ember.UnsupportedDTypeError) as info:
+        t.mean()
+    assert info.value.op == "mean" and "t.to_dtype(ember.float32).mean()" in str(info.value)
+
+
+def test_bool_sum_counts_and_max_is_any(device):
+    x = np.array([[True, False, True], [False, False, False]])
+    t = ember.tensor(x, device=device)
+    check_exact(t.sum(), np.array(2), "int64")
+    check_exact(t.sum(dim=1), np.array([2, 0]), "int64")
+    check_exact(t.amax(dim=1), np.array([True, False]), "bool")
+    check_exact(t.amin(dim=0), np.array([False, False, False]), "bool")
+    check_exact(t.argmax(dim=1), np.array([0, 0]), "int64")
+    check_exact(t.max(dim=0).values, x.max(axis=0), "bool")
+
+
 def test_reduce_0d(device):
     t = ember.tensor(5.0, device=device)
     assert t.sum().item() == 5.0
@@ -347,7 +366,7 @@ def test_softmax_keeps_dtype(device):
 @pytest.mark.parametrize("n", [15, 16, 17, 64, 1665, 100_000])
 def test_integer_sums_count_every_element(device, n):
     # g++ 12 -O3 once vectorised the uint8 sum loop so that it summed a quarter of it.
-    for name in ("uint8", "uint32", "int64"):
+    for name in ("uint8", "uint32", "int32", "int64"):
         a = np.full(n, 200, dtype=name)
         got = ember.tensor(a, device=device).sum()
         assert got.dtype == ember.int64

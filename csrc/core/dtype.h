@@ -7,17 +7,21 @@
 
 namespace ember {
 
-enum class DType : uint8_t { F32, F16, BF16, F64, I64, U32, U8 };
-constexpr int kNumDTypes = 7;
+// Bool is one byte of 0 or 1: kernels see it as uint8 (dispatch_dtype), and core picks
+// the ops whose uint8 result is the bool one (see ops_bool.cpp).
+enum class DType : uint8_t { F32, F16, BF16, F64, I64, U32, U8, Bool, I32 };
+constexpr int kNumDTypes = 9;
 
 size_t dtype_size(DType d);
 const char* dtype_name(DType d);  // numpy spelling: "float32", "int64", ...
 bool dtype_is_float(DType d);
-// PyTorch's promotion of two tensors' dtypes: the higher category (integers < floats),
-// then the wider type; float16 with bfloat16 gives float32, uint8 with uint32 uint32.
+// PyTorch's promotion of two tensors' dtypes: the higher category (bool < integers <
+// floats), then the wider type; float16 with bfloat16 gives float32, uint8 with uint32
+// uint32, uint32 with int32 int64.
 DType promote_types(DType a, DType b);
 // Whether a result of dtype `from` may be written into a tensor of dtype `to` (out=, in
-// place): anything but a float into an integer, as PyTorch's can_cast.
+// place): anything but a float into an integer or bool, or an integer into bool, as
+// PyTorch's can_cast.
 bool can_write_into(DType from, DType to);
 
 // IEEE half stored as bits; arithmetic goes through float.
@@ -114,9 +118,11 @@ EMBER_DTYPE_OF(double, F64)
 EMBER_DTYPE_OF(int64_t, I64)
 EMBER_DTYPE_OF(uint32_t, U32)
 EMBER_DTYPE_OF(uint8_t, U8)
+EMBER_DTYPE_OF(int32_t, I32)
 #undef EMBER_DTYPE_OF
 
 // Calls fn(T{}) with T the C++ type of `d`; backends use it to instantiate kernels.
+// Bool runs uint8's kernels: core only sends it ops whose uint8 result is right.
 template <typename Fn>
 decltype(auto) dispatch_dtype(DType d, Fn&& fn) {
   switch (d) {
@@ -126,7 +132,9 @@ decltype(auto) dispatch_dtype(DType d, Fn&& fn) {
     case DType::F64: return fn(double{});
     case DType::I64: return fn(int64_t{});
     case DType::U32: return fn(uint32_t{});
-    case DType::U8: break;
+    case DType::I32: return fn(int32_t{});
+    case DType::U8:
+    case DType::Bool: break;
   }
   return fn(uint8_t{});
 }

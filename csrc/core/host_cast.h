@@ -60,6 +60,7 @@ inline bool int_fits(int64_t v, DType dtype) {
   switch (dtype) {
     case DType::U8: return v >= 0 && v <= 255;
     case DType::U32: return v >= 0 && v <= int64_t(UINT32_MAX);
+    case DType::I32: return v >= INT32_MIN && v <= INT32_MAX;
     default: return true;
   }
 }
@@ -67,6 +68,7 @@ inline bool int_fits(int64_t v, DType dtype) {
 // Whether dtype holds v without overflow: a finite value stays finite in a float dtype;
 // an integer dtype takes finite values whose truncation is in range.
 inline bool double_fits(double v, DType dtype) {
+  if (dtype == DType::Bool) return true;  // any value is true or false
   return dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T>) {
@@ -80,6 +82,10 @@ inline bool double_fits(double v, DType dtype) {
 }
 
 inline void cast_doubles(const double* src, int64_t n, DType dtype, void* dst) {
+  if (dtype == DType::Bool) {  // nonzero (NaN included) is true, as bool(x) in Python
+    for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = src[i] != 0;
+    return;
+  }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* out = static_cast<T*>(dst);

@@ -59,7 +59,7 @@ bool op_accepts(OpClass cls, DType dtype) {
 
 DType op_result_dtype(OpClass cls, DType input) {
   if (cls == OpClass::ToFloat && !dtype_is_float(input)) return DType::F32;  // PyTorch's default
-  return cls == OpClass::Predicate ? DType::U8 : input;
+  return cls == OpClass::Predicate ? DType::Bool : input;
 }
 
 void check_op_dtype(const char* op, OpClass cls, DType dtype,
@@ -68,7 +68,7 @@ void check_op_dtype(const char* op, OpClass cls, DType dtype,
   const char* target = cls == OpClass::Float ? "ember.float32" : "ember.int64";
   throw_unsupported_dtype(op, dtype, device,
                           std::string("it needs a") +
-                              (cls == OpClass::Float ? " float" : "n integer") +
+                              (cls == OpClass::Float ? " float" : "n integer or bool") +
                               " dtype; use t.to_dtype(" + target + ")." + op + "()");
 }
 

@@ -43,6 +43,7 @@ Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const cha
 
 Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device) {
   Tensor t = empty(shape, dtype, device, "full");
+  if (dtype == DType::Bool) value = value != 0 ? 1.0 : 0.0;  // NaN is true, as bool(nan)
   t.storage()->impl().fill(t.layout(), value);
   return t;
 }

@@ -21,7 +21,10 @@ Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape
                 std::string(op) + ": the result is " + dtype_name(dtype) +
                     ", which cannot be written into a tensor of dtype " + dtype_name(out->dtype()) +
                     " (out= or in place); " +
-                    (cast_ok ? "a float result never goes into an integer tensor: " : "") +
+                    (!cast_ok                      ? ""
+                     : out->dtype() == DType::Bool ? "only a bool result goes into a bool tensor: "
+                                                   : "a float result never goes into an integer "
+                                                     "tensor: ") +
                     "write into a " + dtype_name(dtype) + " tensor instead" + hint)
         .with("op", std::string(op))
         .with("lhs", dtype)
@@ -49,10 +52,24 @@ Tensor run_into(Tensor dst, std::initializer_list<const Tensor*> inputs, Kernel&
   return dst;
 }
 
+// The bool forms of sqr (PyTorch's square is pow(t, 2): int64) and ~ (logical not, where
+// the uint8 kernel would give ~1 = 254).
+std::optional<Tensor> bool_unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
+  check_bool_unary(op, t.device());
+  if (op == UnaryOp::Sqr) return unary(op, to_dtype(t, DType::I64), out);
+  if (op != UnaryOp::BitwiseNot) return std::nullopt;
+  const char* name = unary_name(op);
+  Tensor dst = destination(name, out, t.shape(), DType::Bool, t);
+  copy_into(logical_not(t), dst, name);
+  return dst;
+}
+
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
   const OpInfo& info = op_info(op);
+  if (t.dtype() == DType::Bool)
+    if (auto r = bool_unary(op, t, out)) return *r;
   check_op_dtype(info.name, info.cls, t.dtype(), t.device());
   Tensor dst = destination(info.name, out, t.shape(), op_result_dtype(info.cls, t.dtype()), t);
   return run_into(dst, {&t}, [&](Tensor& d) {
@@ -65,6 +82,7 @@ Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi
   if (lo && hi && *lo > *hi)
     throw_invalid("clamp",
                   "min " + std::to_string(*lo) + " is greater than max " + std::to_string(*hi));
+  if (t.dtype() == DType::Bool) check_bool_unary(UnaryOp::Clamp, t.device());
   UnaryParams p;
   p.lo = lo.value_or(-std::numeric_limits<double>::infinity());
   p.hi = hi.value_or(std::numeric_limits<double>::infinity());
@@ -92,6 +110,7 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
   const OpClass cls = op_info(op).cls;
   const DType dtype = op_result_dtype(cls, promote_types(lhs_in.dtype(), rhs_in.dtype()));
   check_op_dtype(name, cls, dtype, lhs_in.device());
+  const BinaryOp kernel_op = dtype == DType::Bool ? bool_binary(op, lhs_in.device()) : op;
   const char* hint = cls == OpClass::ToFloat
                          ? " (integer true division gives float; for an integer result "
                            "use // or div(..., rounding_mode='floor' or 'trunc'))"
@@ -113,7 +132,8 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
   const Layout& r = same ? rhs.layout() : rb;
   return run_into(dst, {&lhs, &rhs}, [&](Tensor& d) {
     StorageLocks locks({lhs.storage().get(), rhs.storage().get()}, {d.storage().get()});
-    lhs.storage()->impl().binary(op, l, rhs.storage()->impl(), r, d.storage()->impl(), d.layout());
+    lhs.storage()->impl().binary(kernel_op, l, rhs.storage()->impl(), r, d.storage()->impl(),
+                                 d.layout());
   });
 }
 
@@ -133,10 +153,13 @@ Tensor cmp(CmpOp op, const Tensor& lhs_in, const Tensor& rhs_in) {
   return dst;
 }
 
-Tensor where(const Tensor& cond, const Tensor& true_in, const Tensor& false_in) {
-  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), true_in.shape()),
-                                 false_in.shape());
-  Storage::check_same_device("where", *cond.storage(), *true_in.storage());
+Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_in) {
+  Shape shape = broadcast_shapes(
+      "where", broadcast_shapes("where", cond_in.shape(), true_in.shape()), false_in.shape());
+  Storage::check_same_device("where", *cond_in.storage(), *true_in.storage());
+  // Kernels take bool and uint8 conditions (one byte each); others are read as cond != 0.
+  const bool byte_cond = cond_in.dtype() == DType::Bool || cond_in.dtype() == DType::U8;
+  const Tensor cond = byte_cond ? cond_in : as_bool(cond_in);
   Storage::check_same_device("where", *true_in.storage(), *false_in.storage());
   const DType common = promote_types(true_in.dtype(), false_in.dtype());  // the branches'
   std::optional<Tensor> true_cast, false_cast;

@@ -5,7 +5,7 @@ namespace ember {
 namespace {
 
 bool is_index_dtype(DType d) {
-  return d == DType::I64 || d == DType::U32 || d == DType::U8;
+  return d == DType::I64 || d == DType::I32 || d == DType::U32 || d == DType::U8;
 }
 
 // The one value of `t` (an index dtype), widened on the host: a cast on the device would
@@ -18,6 +18,11 @@ int64_t scalar_i64(const Tensor& t) {
   }
   if (t.dtype() == DType::U32) {
     uint32_t v = 0;
+    to_host(t, &v);
+    return v;
+  }
+  if (t.dtype() == DType::I32) {
+    int32_t v = 0;
     to_host(t, &v);
     return v;
   }
@@ -46,19 +51,28 @@ void check_index_range(const char* op, const Tensor& ids, int64_t size) {
 
 void check_index_dtype(const char* op, const Tensor& ids) {
   if (!is_index_dtype(ids.dtype()))
-    throw_unsupported_dtype(op, ids.dtype(), ids.device(),
-                            "indices must be int64, uint32 or uint8");
+    throw_unsupported_dtype(
+        op, ids.dtype(), ids.device(),
+        "indices must be int64, int32, uint32 or uint8" +
+            std::string(ids.dtype() == DType::Bool ? " (a bool mask selects with t[mask])" : ""));
+}
+
+// Range-checked int32 ids as uint32 (they are >= 0 by then): the kernels take int64,
+// uint32 and uint8 ids, and a Metal GPU may lack int64 kernels.
+Tensor kernel_ids(const Tensor& ids) {
+  return ids.dtype() == DType::I32 ? to_dtype(ids, DType::U32) : ids;
 }
 
 }  // namespace
 
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids) {
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   int64_t d = wrap_dim("index_select", dim, t.ndim());
-  if (ids.ndim() != 1)
-    throw_shape_mismatch("index_select", t.shape(), ids.shape(), "indices must be 1-D");
-  Storage::check_same_device("index_select", *t.storage(), *ids.storage());
-  check_index_dtype("index_select", ids);
-  check_index_range("index_select", ids, t.shape()[size_t(d)]);
+  if (ids_in.ndim() != 1)
+    throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
+  Storage::check_same_device("index_select", *t.storage(), *ids_in.storage());
+  check_index_dtype("index_select", ids_in);
+  check_index_range("index_select", ids_in, t.shape()[size_t(d)]);
+  const Tensor ids = kernel_ids(ids_in);
   Shape shape = t.shape();
   shape[size_t(d)] = ids.numel();
   Tensor out = empty(shape, t.dtype(), t.device(), "index_select");
@@ -68,18 +82,19 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids) {
   return out;
 }
 
-Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids) {
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   int64_t d = wrap_dim("gather", dim, t.ndim());
-  if (ids.ndim() != t.ndim())
-    throw_shape_mismatch("gather", t.shape(), ids.shape(),
+  if (ids_in.ndim() != t.ndim())
+    throw_shape_mismatch("gather", t.shape(), ids_in.shape(),
                          "indices need as many dims as the input");
   for (int64_t i = 0; i < t.ndim(); ++i)
-    if (i != d && ids.shape()[size_t(i)] > t.shape()[size_t(i)])
-      throw_shape_mismatch("gather", t.shape(), ids.shape(),
+    if (i != d && ids_in.shape()[size_t(i)] > t.shape()[size_t(i)])
+      throw_shape_mismatch("gather", t.shape(), ids_in.shape(),
                            "indices may not be larger than the input in dim " + std::to_string(i));
-  Storage::check_same_device("gather", *t.storage(), *ids.storage());
-  check_index_dtype("gather", ids);
-  check_index_range("gather", ids, t.shape()[size_t(d)]);
+  Storage::check_same_device("gather", *t.storage(), *ids_in.storage());
+  check_index_dtype("gather", ids_in);
+  check_index_range("gather", ids_in, t.shape()[size_t(d)]);
+  const Tensor ids = kernel_ids(ids_in);
   Tensor out = empty(ids.shape(), t.dtype(), t.device(), "gather");
   StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
   t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),

@@ -26,6 +26,9 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   }
   Storage::check_same_device("matmul", *lhs.storage(), *rhs.storage());
   if (lhs.dtype() != rhs.dtype()) throw_dtype_mismatch("matmul", lhs.dtype(), rhs.dtype());
+  if (lhs.dtype() == DType::Bool)  // as PyTorch, which has no bool matmul
+    throw_unsupported_dtype("matmul", DType::Bool, lhs.device(),
+                            "convert first, e.g. a.to(ember.int64) @ b.to(ember.int64)");
   if (!lhs.device()->supports_dtype(lhs.dtype()))
     throw_unsupported_dtype("matmul", lhs.dtype(), lhs.device(),
                             "this backend has no kernels for it");

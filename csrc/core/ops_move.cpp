@@ -16,14 +16,33 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+// The backend's cast of `src` viewed by `layout` into dst. Kernels see bool as uint8, so
+// bool <-> uint8 is a copy of the bytes, and anything into bool is `!= 0` (a comparison,
+// whose kernels write 0/1), never uint8's saturation (0.5 -> 0, 256 -> 255).
+void cast_into(const Tensor& src, const Layout& layout, const Tensor& dst) {
+  if (dst.dtype() == DType::Bool && src.dtype() != DType::Bool) {
+    Tensor b = cmp(CmpOp::Ne, src.view_as(layout), zeros({}, src.dtype(), src.device()));
+    StorageLocks locks({b.storage().get()}, {dst.storage().get()});
+    return b.storage()->impl().copy_strided(b.layout(), dst.storage()->impl(), dst.layout());
+  }
+  StorageLocks locks({src.storage().get()}, {dst.storage().get()});
+  if (src.dtype() == dst.dtype() || src.dtype() == DType::Bool && dst.dtype() == DType::U8)
+    src.storage()->impl().copy_strided(layout, dst.storage()->impl(), dst.layout());
+  else
+    src.storage()->impl().cast(layout, dst.storage()->impl(), dst.layout());
+}
+
+}  // namespace
+
 Tensor to_dtype(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   DevicePtr dev = t.device();
   if (!dev->supports_dtype(dtype))
     throw_unsupported_dtype("to_dtype", dtype, dev, "this backend has no kernels for it");
   Tensor out = empty(t.shape(), dtype, dev, "to_dtype");
-  StorageLocks locks({t.storage().get()}, {out.storage().get()});
-  t.storage()->impl().cast(t.layout(), out.storage()->impl(), out.layout());
+  cast_into(t, t.layout(), out);
   return out;
 }
 
@@ -52,11 +71,7 @@ void copy_into(const Tensor& src, const Tensor& dst, const char* op) {
   Storage::check_same_device(op, *dst.storage(), *src.storage());
   check_writable(op, dst);
   if (write_clobbers(src, src_layout, dst)) return copy_into(clone(src), dst, op);
-  StorageLocks locks({src.storage().get()}, {dst.storage().get()});
-  if (src.dtype() == dst.dtype())
-    src.storage()->impl().copy_strided(src_layout, dst.storage()->impl(), dst.layout());
-  else
-    src.storage()->impl().cast(src_layout, dst.storage()->impl(), dst.layout());
+  cast_into(src, src_layout, dst);
 }
 
 Tensor to_device(const Tensor& t, const DevicePtr& device) {

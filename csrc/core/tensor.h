@@ -89,6 +89,18 @@ Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs,
 Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs);
 Tensor where(const Tensor& cond, const Tensor& on_true, const Tensor& on_false);
 
+// ---- bool (ops_bool.cpp): PyTorch's rules for bool tensors, and the logical ops
+// Raises UnsupportedDTypeError naming the op and the fix where PyTorch refuses bool.
+void check_bool_unary(UnaryOp op, const DevicePtr& device);
+// The op that computes `op` of two bool tensors on their bytes (+ is maximum), or raises.
+BinaryOp bool_binary(BinaryOp op, const DevicePtr& device);
+Tensor as_bool(const Tensor& t);  // t != 0, or t itself when it is bool
+Tensor logical_not(const Tensor& t);
+// op is "logical_and", "logical_or" or "logical_xor"; any dtypes, a bool result
+Tensor logical_binary(const char* op, const Tensor& a, const Tensor& b);
+// any (all == false) or all over dims (empty: every dim), a bool result
+Tensor any_all(bool all, const Tensor& t, const Dims& dims, bool keepdim);
+
 // ---- reductions (ops_reduce.cpp); empty dims = all dims
 Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim);
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);

@@ -75,6 +75,13 @@ EMBER_CPU_REAL_OP(IsInf, bool, std::isinf, false)
 EMBER_CPU_REAL_OP(IsFinite, bool, std::isfinite, true)
 #undef EMBER_CPU_REAL_OP
 
+struct BitwiseNot {  // integers only: core computes ~ of bool as t == 0
+  template <typename C>
+  C operator()(C x) const {
+    return C(~x);
+  }
+};
+
 // Float-only ops (is_real_v<C> always holds for them).
 #define EMBER_CPU_FLOAT_OP(Name, expr) \
   struct Name {                        \

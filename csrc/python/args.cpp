@@ -81,6 +81,7 @@ Number read_numpy_scalar(PyObject* o) {
     n.kind = Number::Int;
     n.i = PyObject_IsTrue(o) == 1;
     n.f = double(n.i);
+    n.is_bool = true;
   } else if (is_instance(o, np.integer.ptr())) {
     auto index = py::reinterpret_steal<py::object>(PyNumber_Index(o));
     if (!index) throw py::error_already_set();
@@ -97,7 +98,9 @@ bool fits(const Number& n, DType dtype) {
   if (n.kind != Number::Int) return false;
   switch (dtype) {
     case DType::U32: return n.i >= 0 && n.i <= int64_t(UINT32_MAX);
+    case DType::I32: return n.i >= INT32_MIN && n.i <= INT32_MAX;
     case DType::U8: return n.i >= 0 && n.i <= 255;
+    case DType::Bool: return true;  // any integer is true or false, as bool(n)
     default: return true;
   }
 }
@@ -170,7 +173,12 @@ Number read_number(py::handle obj) {
     n.f = PyFloat_AS_DOUBLE(o);
     return n;
   }
-  if (PyLong_Check(o)) return read_int(o);  // bool included: True is 1
+  if (PyBool_Check(o)) {
+    Number n = read_int(o);
+    n.is_bool = true;
+    return n;
+  }
+  if (PyLong_Check(o)) return read_int(o);
   if (PyUnicode_Check(o) || o == Py_None) return {};
   return read_numpy_scalar(o);
 }
@@ -203,9 +211,16 @@ std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle ot
     Tensor arr = py::module_::import("ember").attr("tensor")(other).cast<Tensor>();
     return other_left ? std::make_pair(arr, t) : std::make_pair(t, arr);
   }
-  Tensor base = t;
+  // PyTorch's scalar rule: a number lifts only the category (bool < integer < float),
+  // into its default dtype: a float gives float32, an int with a bool tensor int64.
+  DType lifted = t.dtype();
   if (n.kind == Number::Float && !dtype_is_float(t.dtype()))
-    base = gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return to_dtype(t, DType::F32); });
+    lifted = DType::F32;
+  else if (t.dtype() == DType::Bool && !n.is_bool)
+    lifted = DType::I64;
+  Tensor base = lifted == t.dtype() ? t : gil_free_if(t.numel() >= kReleaseGilNumel, [&] {
+    return to_dtype(t, lifted);
+  });
   Tensor scalar = number_tensor(n, base.dtype(), base.device(), op);
   return other_left ? std::make_pair(scalar, base) : std::make_pair(base, scalar);
 }

@@ -79,8 +79,9 @@ bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op);
 // A Python number (int, float, bool, numpy scalar, 0-d ndarray) read as an operand.
 struct Number {
   enum Kind { None, Int, BigInt, Float } kind = None;
-  int64_t i = 0;  // Int
-  double f = 0;   // Float, and the value of Int / BigInt as a double
+  int64_t i = 0;         // Int
+  double f = 0;          // Float, and the value of Int / BigInt as a double
+  bool is_bool = false;  // True / False (or numpy's): keeps a tensor's dtype, bool included
 };
 Number read_number(py::handle obj);
 // A 0-d tensor holding n with the given dtype on the given device.

@@ -64,6 +64,8 @@ DLDataType dl_dtype(DType d) {
     case DType::F64: return {kDLFloat, 64, 1};
     case DType::I64: return {kDLInt, 64, 1};
     case DType::U32: return {kDLUInt, 32, 1};
+    case DType::I32: return {kDLInt, 32, 1};
+    case DType::Bool: return {kDLBool, 8, 1};
     case DType::U8: break;
   }
   return {kDLUInt, 8, 1};
@@ -71,12 +73,10 @@ DLDataType dl_dtype(DType d) {
 
 std::optional<DType> ember_dtype(DLDataType t) {
   if (t.lanes != 1) return std::nullopt;
-  for (DType d :
-       {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::U32, DType::U8}) {
-    DLDataType e = dl_dtype(d);
-    if (e.code == t.code && e.bits == t.bits) return d;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    DLDataType e = dl_dtype(DType(i));
+    if (e.code == t.code && e.bits == t.bits) return DType(i);
   }
-  if (t.code == kDLBool && t.bits == 8) return DType::U8;  // bools are bytes of 0 or 1
   return std::nullopt;
 }
 

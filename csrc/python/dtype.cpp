@@ -1,4 +1,4 @@
-// ember.DType: the seven element types as singleton module attributes, and the
+// ember.DType: the nine element types as singleton module attributes, and the
 // normalisation of whatever a user passes as a dtype (DType, numpy dtype, name).
 #include <string>
 
@@ -16,7 +16,6 @@ std::optional<DType> from_name(const std::string& name) {
   for (int i = 0; i < kNumDTypes; ++i)
     if (name == dtype_name(DType(i))) return DType(i);
   if (name == "bf16") return DType::BF16;  // numpy has no bfloat16 to ask
-  if (name == "bool") return DType::U8;    // bool results are uint8
   return std::nullopt;
 }
 
@@ -32,7 +31,7 @@ std::string describe(py::handle obj) {
   throw Error(ErrorKind::InvalidType,
               "dtype: " + what +
                   " is not an ember dtype; use one of float32, float16, bfloat16, float64, "
-                  "int64, uint32, uint8 (or the numpy dtype / name of one)")
+                  "int64, int32, uint32, uint8, bool (or the numpy dtype / name of one)")
       .with("op", std::string("dtype"));
 }
 

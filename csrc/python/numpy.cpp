@@ -24,9 +24,10 @@ std::optional<DType> dtype_of_array(const py::dtype& dt) {
   if (kind == 'f' && size == 4) return DType::F32;
   if (kind == 'f' && size == 8) return DType::F64;
   if (kind == 'i' && size == 8) return DType::I64;
+  if (kind == 'i' && size == 4) return DType::I32;
   if (kind == 'u' && size == 4) return DType::U32;
   if (kind == 'u' && size == 1) return DType::U8;
-  if (kind == 'b') return DType::U8;  // numpy bools are bytes of 0 or 1
+  if (kind == 'b') return DType::Bool;  // numpy bools are bytes of 0 or 1, as ember's
   return std::nullopt;
 }
 
@@ -75,6 +76,8 @@ py::object item(const Tensor& t) {
     case DType::F64: return py::float_(read(double{}));
     case DType::I64: return py::int_(read(int64_t{}));
     case DType::U32: return py::int_(read(uint32_t{}));
+    case DType::I32: return py::int_(read(int32_t{}));
+    case DType::Bool: return py::bool_(read(uint8_t{}) != 0);
     case DType::U8: break;
   }
   return py::int_(read(uint8_t{}));
@@ -83,8 +86,7 @@ py::object item(const Tensor& t) {
 bool truth(const Tensor& t) {
   if (t.numel() != 1)
     throw_invalid("bool", "the truth value of a tensor with " + std::to_string(t.numel()) +
-                              " elements is ambiguous; reduce it first, e.g. "
-                              "bool((t != 0).max())");
+                              " elements is ambiguous; reduce it first with t.any() or t.all()");
   return PyObject_IsTrue(item(t).ptr()) == 1;
 }
 

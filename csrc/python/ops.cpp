@@ -45,6 +45,50 @@ void bind_unary(py::module_& m, py::class_<Tensor>& cls) {
   def_op(m, cls, "clamp", &clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
 }
 
+// ---- logical ops (bool results, any dtypes) and any / all
+
+template <bool all>
+Tensor any_all_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle axis,
+                  py::handle keepdims) {
+  const char* name = all ? "all" : "any";
+  Dims dims = dims_arg(dim_or_axis(dim, axis, name), name);
+  const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, name);
+  return gil_free_if(big(t), [&] { return any_all(all, t, dims, keepdim); });
+}
+
+// The other side may be a Python number or an ndarray, as for the binary ops.
+Tensor logical_call(const char* op, py::handle a, py::handle b) {
+  std::optional<std::pair<Tensor, Tensor>> ab;
+  if (is_tensor(a))
+    ab = operands(a.cast<const Tensor&>(), b, false, op);
+  else if (is_tensor(b))
+    ab = operands(b.cast<const Tensor&>(), a, true, op);
+  else
+    throw_invalid_type(op, "at least one argument must be a Tensor", Py_TYPE(a.ptr())->tp_name);
+  if (!ab)
+    throw_invalid_type(op, "expected a Tensor, a Python number or a numpy array",
+                       Py_TYPE((is_tensor(a) ? b : a).ptr())->tp_name);
+  return gil_free_if(big(ab->first) || big(ab->second),
+                     [&] { return logical_binary(op, ab->first, ab->second); });
+}
+
+void def_logical(py::module_& m, py::class_<Tensor>& cls, const char* name) {
+  auto fn = [name](py::handle a, py::handle b) { return logical_call(name, a, b); };
+  cls.def(name, fn, py::arg("other"));
+  m.def(name, fn, py::arg("input"), py::arg("other"));
+}
+
+void bind_logical(py::module_& m, py::class_<Tensor>& cls) {
+  for (const char* name : {"logical_and", "logical_or", "logical_xor"}) def_logical(m, cls, name);
+  def_op(m, cls, "logical_not",
+         [](const Tensor& t) { return gil_free_if(big(t), [&] { return logical_not(t); }); });
+  auto dim = py::arg("dim") = py::none();
+  auto keepdim = py::arg("keepdim") = false;
+  auto axis = py::arg("axis") = py::none(), keepdims = py::arg("keepdims") = py::none();
+  def_op(m, cls, "any", &any_all_fn<false>, dim, keepdim, py::kw_only(), axis, keepdims);
+  def_op(m, cls, "all", &any_all_fn<true>, dim, keepdim, py::kw_only(), axis, keepdims);
+}
+
 // ---- reductions and matmul
 
 // A reduction's out= (numpy's np.sum(t) passes out=None): the result written into it,
@@ -151,6 +195,7 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
          py::arg("out") = py::none());
   def_op(m, cls, "softmax", &softmax_fn<false>, dim, py::kw_only(), axis);
   def_op(m, cls, "log_softmax", &softmax_fn<true>, dim, py::kw_only(), axis);
+  bind_logical(m, cls);
   cls.def("matmul", &matmul_fn, py::arg("other"));
   m.def("matmul", &matmul_fn, py::arg("input"), py::arg("other"));
 }

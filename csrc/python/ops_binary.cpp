@@ -162,6 +162,7 @@ Tensor where_fn(const Tensor& cond, py::handle a, py::handle b) {
     if (x.kind == Number::None) throw_operand("where", a);
     if (y.kind == Number::None) throw_operand("where", b);
     DType dt = x.kind == Number::Float || y.kind == Number::Float ? DType::F32 : DType::I64;
+    if (x.is_bool && y.is_bool) dt = DType::Bool;
     ab = std::make_pair(number_tensor(x, dt, cond.device(), "where"),
                         number_tensor(y, dt, cond.device(), "where"));
   }

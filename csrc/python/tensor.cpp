@@ -202,6 +202,9 @@ void bind_operators(py::class_<Tensor>& cls) {
   def_arithmetic<BinaryOp::FloorDivide>(cls, "__floordiv__", "__rfloordiv__", "__ifloordiv__");
   def_arithmetic<BinaryOp::Remainder>(cls, "__mod__", "__rmod__", "__imod__");
   def_arithmetic<BinaryOp::Pow>(cls, "__pow__", "__rpow__", "__ipow__");
+  def_arithmetic<BinaryOp::BitwiseAnd>(cls, "__and__", "__rand__", "__iand__");
+  def_arithmetic<BinaryOp::BitwiseOr>(cls, "__or__", "__ror__", "__ior__");
+  def_arithmetic<BinaryOp::BitwiseXor>(cls, "__xor__", "__rxor__", "__ixor__");
   cls.def("__matmul__", &matmul_operator, py::is_operator());
   // Identity hash (tensors compare elementwise, so equality cannot define it).
   // Defined before __eq__, which would otherwise make the class unhashable.
@@ -215,6 +218,7 @@ void bind_operators(py::class_<Tensor>& cls) {
   cls.def("__ge__", &cmp_operator<CmpOp::Ge>, py::is_operator());
   cls.def("__neg__", [](const Tensor& t) { return unary_operator(UnaryOp::Neg, t); });
   cls.def("__abs__", [](const Tensor& t) { return unary_operator(UnaryOp::Abs, t); });
+  cls.def("__invert__", [](const Tensor& t) { return unary_operator(UnaryOp::BitwiseNot, t); });
   cls.def("__pos__", [](py::object self) { return self; });
 }
 

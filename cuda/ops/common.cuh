@@ -59,7 +59,8 @@ __device__ __forceinline__ T from_c(C x) {
     return T(x);
 }
 
-// Calls f(T{}) with T the device element type of `d`.
+// Calls f(T{}) with T the device element type of `d`; bool runs uint8's kernels (core
+// sends it only the ops whose uint8 result is the bool one).
 template <typename F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
@@ -69,7 +70,9 @@ decltype(auto) dispatch(DType d, F&& f) {
     case DType::F64: return f(double{});
     case DType::I64: return f(int64_t{});
     case DType::U32: return f(uint32_t{});
-    case DType::U8: return f(uint8_t{});
+    case DType::I32: return f(int32_t{});
+    case DType::U8:
+    case DType::Bool: return f(uint8_t{});
   }
   throw Error(ErrorKind::UnsupportedDType, "unknown dtype reached a CUDA kernel");
 }

@@ -65,6 +65,12 @@ struct Relu {
     return x > C(0) || x != x ? x : C(0);  // NaN stays
   }
 };
+struct BitwiseNot {  // integers only: core computes ~ of bool as t == 0
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return C(~x);
+  }
+};
 struct Sign {  // NaN stays NaN, as numpy (PyTorch gives 0); both zeros give +0
   template <typename C>
   __device__ C operator()(C x) const {

@@ -9,8 +9,10 @@ namespace ember::metal {
 
 namespace {
 
+// int32 data moves as uint32's bits: index kernels copy elements, never compute on them.
 std::string index_kernel(const char* op, DType data, DType ids) {
-  return std::string("index_") + op + "_" + dtype_suffix(data) + "_" + dtype_suffix(ids);
+  const char* d = data == DType::I32 ? "u32" : dtype_suffix(data);
+  return std::string("index_") + op + "_" + d + "_" + dtype_suffix(ids);
 }
 
 // `src` re-shaped to `shape` with stride 0 in `dim`: the id's row is added separately.

@@ -13,7 +13,9 @@ const char* dtype_suffix(DType d) {
     case DType::BF16: return "bf16";
     case DType::I64: return "i64";
     case DType::U32: return "u32";
-    case DType::U8: return "u8";
+    case DType::I32: return "i32";
+    case DType::U8:
+    case DType::Bool: return "u8";  // bool runs uint8's kernels (see dtype.h)
     case DType::F64: break;
   }
   throw Error(ErrorKind::UnsupportedDType, "float64 has no Metal kernels (a Metal op got it)")

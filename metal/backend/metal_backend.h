@@ -173,7 +173,8 @@ inline MetalStorage& as_metal(BackendStorage& s) {
 // Whether `kernel` is in its family's 64-bit integer library: a name token i64 or b64.
 bool is_int64_kernel(const std::string& kernel);
 
-// Kernel name suffix of a dtype: "f32", "f16", "bf16", "i64", "u32", "u8".
+// Kernel name suffix of a dtype: "f32", "f16", "bf16", "i64", "i32", "u32", "u8" (bool
+// too).
 // F64 never reaches kernels (core checks supports_dtype); reaching it is a bug.
 const char* dtype_suffix(DType d);
 

@@ -51,6 +51,21 @@ inline int64_t ew_trunc_div(int64_t a, int64_t b) {
   if (b == 0) return 0;
   return b == -1 ? ew_sub(int64_t(0), a) : a / b;
 }
+inline int ew_floor_div(int a, int b) {
+  if (b == 0) return 0;
+  if (b == -1) return ew_sub(0, a);
+  const int q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int ew_floor_mod(int a, int b) {
+  if (b == 0 || b == -1) return 0;
+  const int r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline int ew_trunc_div(int a, int b) {
+  if (b == 0) return 0;
+  return b == -1 ? ew_sub(0, a) : a / b;
+}
 // Unsigned: floor and trunc agree.
 template <typename C>
 inline C ew_floor_div(C a, C b) {
@@ -81,6 +96,10 @@ inline float ew_pow(float a, float b) {
 inline int64_t ew_pow(int64_t a, int64_t b) {
   if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
   return int64_t(ew_upow(uint64_t(a), uint64_t(b)));
+}
+inline int ew_pow(int a, int b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  return int(uint(ew_upow(uint64_t(a), uint64_t(b))));
 }
 template <typename C>
 inline C ew_pow(C a, C b) {
@@ -164,6 +183,26 @@ struct BinaryMinimum {
   }
 };
 
+// Integers and bool only (the Integer class); bool's bytes stay 0 or 1.
+struct BinaryBitwiseAnd {
+  template <typename C>
+  C operator()(C a, C b) {
+    return C(a & b);
+  }
+};
+struct BinaryBitwiseOr {
+  template <typename C>
+  C operator()(C a, C b) {
+    return C(a | b);
+  }
+};
+struct BinaryBitwiseXor {
+  template <typename C>
+  C operator()(C a, C b) {
+    return C(a ^ b);
+  }
+};
+
 template <typename T, typename Op, bool Strided>
 kernel void binary_map(device const T* lhs [[buffer(0)]], device const T* rhs [[buffer(1)]],
                        device T* dst [[buffer(2)]], constant BinaryKParams& p [[buffer(3)]],
@@ -181,6 +220,7 @@ kernel void binary_map(device const T* lhs [[buffer(0)]], device const T* rhs [[
 // One line per op, for the dtype class of its row in core/ops.def.
 #define EMBER_BINARY_ALL(name, Op) EMBER_FOR_ALL_TYPES(EMBER_BINARY_KERNELS, name, Op)
 #define EMBER_BINARY_TO_FLOAT(name, Op) EMBER_FOR_FLOAT_TYPES(EMBER_BINARY_KERNELS, name, Op)
+#define EMBER_BINARY_INTEGER(name, Op) EMBER_FOR_INTEGER_TYPES(EMBER_BINARY_KERNELS, name, Op)
 
 EMBER_BINARY_ALL(add, BinaryAdd)
 EMBER_BINARY_ALL(sub, BinarySub)
@@ -192,3 +232,6 @@ EMBER_BINARY_ALL(trunc_divide, BinaryTruncDivide)
 EMBER_BINARY_ALL(pow, BinaryPow)
 EMBER_BINARY_ALL(maximum, BinaryMaximum)
 EMBER_BINARY_ALL(minimum, BinaryMinimum)
+EMBER_BINARY_INTEGER(bitwise_and, BinaryBitwiseAnd)
+EMBER_BINARY_INTEGER(bitwise_or, BinaryBitwiseOr)
+EMBER_BINARY_INTEGER(bitwise_xor, BinaryBitwiseXor)

@@ -95,7 +95,7 @@ inline int64_t strided_offset(constant StridedLayout& l, int64_t i) {
   EMBER_IF_NOT_I64(M(name, f32, float, Op) M(name, f16, half, Op) M(name, bf16, bf16_t, Op))
 #define EMBER_FOR_INTEGER_TYPES(M, name, Op) \
   EMBER_IF_I64(M(name, i64, int64_t, Op))    \
-  EMBER_IF_NOT_I64(M(name, u32, uint, Op) M(name, u8, uchar, Op))
+  EMBER_IF_NOT_I64(M(name, i32, int, Op) M(name, u32, uint, Op) M(name, u8, uchar, Op))
 #define EMBER_FOR_ALL_TYPES(M, name, Op) \
   EMBER_FOR_FLOAT_TYPES(M, name, Op) EMBER_FOR_INTEGER_TYPES(M, name, Op)
 

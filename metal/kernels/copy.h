@@ -63,6 +63,12 @@ inline int64_t ew_sat_i64(float v) {
   if (v >= 9223372036854775808.0f) return int64_t((uint64_t(1) << 63) - 1);
   return int64_t(v);
 }
+inline int ew_sat_i32(float v) {
+  if (isnan(v)) return 0;
+  if (v <= -2147483648.0f) return int(0x80000000u);
+  if (v >= 2147483648.0f) return 0x7fffffff;
+  return int(v);
+}
 inline uint ew_sat_u32(float v) {
   if (isnan(v) || v <= 0.0f) return 0u;
   if (v >= 4294967296.0f) return 0xffffffffu;
@@ -83,6 +89,7 @@ struct Ew<float> {
   static float from(int64_t v) { return float(v); }
   static float from(uint v) { return float(v); }
   static float from(uchar v) { return float(v); }
+  static float from(int v) { return float(v); }
 };
 
 template <>
@@ -94,6 +101,7 @@ struct Ew<half> {
   static half from(int64_t v) { return half(float(v)); }
   static half from(uint v) { return half(float(v)); }
   static half from(uchar v) { return half(float(v)); }
+  static half from(int v) { return half(float(v)); }
 };
 
 template <>
@@ -105,6 +113,7 @@ struct Ew<bf16_t> {
   static bf16_t from(int64_t v) { return float_to_bf16(float(v)); }
   static bf16_t from(uint v) { return float_to_bf16(float(v)); }
   static bf16_t from(uchar v) { return float_to_bf16(float(v)); }
+  static bf16_t from(int v) { return float_to_bf16(float(v)); }
 };
 
 template <>
@@ -116,6 +125,19 @@ struct Ew<int64_t> {
   static int64_t from(int64_t v) { return v; }
   static int64_t from(uint v) { return int64_t(v); }
   static int64_t from(uchar v) { return int64_t(v); }
+  static int64_t from(int v) { return int64_t(v); }
+};
+
+template <>
+struct Ew<int> {
+  typedef int C;
+  static int load(int x) { return x; }
+  static int store(int c) { return c; }
+  static int from(float v) { return ew_sat_i32(v); }
+  static int from(int64_t v) { return int(uint(uint64_t(v))); }
+  static int from(int v) { return v; }
+  static int from(uint v) { return int(v); }
+  static int from(uchar v) { return int(v); }
 };
 
 template <>
@@ -127,6 +149,7 @@ struct Ew<uint> {
   static uint from(int64_t v) { return uint(uint64_t(v)); }
   static uint from(uint v) { return v; }
   static uint from(uchar v) { return uint(v); }
+  static uint from(int v) { return uint(v); }
 };
 
 template <>
@@ -138,16 +161,20 @@ struct Ew<uchar> {
   static uchar from(int64_t v) { return uchar(uint64_t(v)); }
   static uchar from(uint v) { return uchar(v); }
   static uchar from(uchar v) { return v; }
+  static uchar from(int v) { return uchar(v); }
 };
 
-// Integer arithmetic that wraps (as numpy and the CPU backend): int64 goes through
-// uint64 (signed overflow is undefined), uint wraps by itself, uchar promotes to int
+// Integer arithmetic that wraps (as numpy and the CPU backend): int64 and int go through
+// their unsigned types (signed overflow is undefined), uint wraps by itself, uchar promotes to int
 // and is truncated back.
 inline float ew_add(float a, float b) {
   return a + b;
 }
 inline int64_t ew_add(int64_t a, int64_t b) {
   return int64_t(uint64_t(a) + uint64_t(b));
+}
+inline int ew_add(int a, int b) {
+  return int(uint(a) + uint(b));
 }
 template <typename C>
 inline C ew_add(C a, C b) {
@@ -159,6 +186,9 @@ inline float ew_sub(float a, float b) {
 inline int64_t ew_sub(int64_t a, int64_t b) {
   return int64_t(uint64_t(a) - uint64_t(b));
 }
+inline int ew_sub(int a, int b) {
+  return int(uint(a) - uint(b));
+}
 template <typename C>
 inline C ew_sub(C a, C b) {
   return C(a - b);
@@ -168,6 +198,9 @@ inline float ew_mul(float a, float b) {
 }
 inline int64_t ew_mul(int64_t a, int64_t b) {
   return int64_t(uint64_t(a) * uint64_t(b));
+}
+inline int ew_mul(int a, int b) {
+  return int(uint(a) * uint(b));
 }
 inline uint ew_mul(uint a, uint b) {
   return a * b;

@@ -68,6 +68,19 @@ EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_u8_f16, copy_cast_strided_u8_f16, uch
 EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_u8_bf16, copy_cast_strided_u8_bf16, uchar, bf16_t))
 EMBER_IF_I64(EMBER_COPY_CAST(copy_cast_u8_i64, copy_cast_strided_u8_i64, uchar, int64_t))
 EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_u8_u32, copy_cast_strided_u8_u32, uchar, uint))
+// int32 to and from every other dtype.
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_i32_f32, copy_cast_strided_i32_f32, int, float))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_f32_i32, copy_cast_strided_f32_i32, float, int))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_i32_f16, copy_cast_strided_i32_f16, int, half))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_f16_i32, copy_cast_strided_f16_i32, half, int))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_i32_bf16, copy_cast_strided_i32_bf16, int, bf16_t))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_bf16_i32, copy_cast_strided_bf16_i32, bf16_t, int))
+EMBER_IF_I64(EMBER_COPY_CAST(copy_cast_i32_i64, copy_cast_strided_i32_i64, int, int64_t))
+EMBER_IF_I64(EMBER_COPY_CAST(copy_cast_i64_i32, copy_cast_strided_i64_i32, int64_t, int))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_i32_u32, copy_cast_strided_i32_u32, int, uint))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_u32_i32, copy_cast_strided_u32_i32, uint, int))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_i32_u8, copy_cast_strided_i32_u8, int, uchar))
+EMBER_IF_NOT_I64(EMBER_COPY_CAST(copy_cast_u8_i32, copy_cast_strided_u8_i32, uchar, int))
 
 #define EMBER_COPY_BITS(name, strided_name, B) \
   EMBER_KERNEL(name, copy_bits<B, false>)      \

@@ -48,6 +48,15 @@ struct Mac<int64_t> {
   static ulong mac(ulong acc, ulong x, ulong y) { return acc + x * y; }
 };
 
+// int sums wrap mod 2^32 in uint (signed overflow is undefined).
+template <>
+struct Mac<int> {
+  typedef uint A;
+  static uint load(int v) { return uint(v); }
+  static int store(uint v) { return int(v); }
+  static uint mac(uint acc, uint x, uint y) { return acc + x * y; }
+};
+
 // uint8 sums wrap mod 256: summing mod 2^32 and truncating once gives the same bits.
 template <>
 struct Mac<uchar> {
@@ -114,11 +123,13 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_f32, matmul_tiled<float, EMBE
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_f16, matmul_tiled<half, EMBER_MM_LANES>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_bf16, matmul_tiled<bf16_t, EMBER_MM_LANES>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(matmul_tiled_i64, matmul_tiled<int64_t, EMBER_MM_LANES>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_i32, matmul_tiled<int, EMBER_MM_LANES>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_u32, matmul_tiled<uint, EMBER_MM_LANES>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_tiled_u8, matmul_tiled<uchar, EMBER_MM_LANES>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_f32, matmul_tiled<float, EMBER_MM_LANES_SMALL>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_f16, matmul_tiled<half, EMBER_MM_LANES_SMALL>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_bf16, matmul_tiled<bf16_t, EMBER_MM_LANES_SMALL>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(matmul_small_i64, matmul_tiled<int64_t, EMBER_MM_LANES_SMALL>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_i32, matmul_tiled<int, EMBER_MM_LANES_SMALL>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_u32, matmul_tiled<uint, EMBER_MM_LANES_SMALL>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(matmul_small_u8, matmul_tiled<uchar, EMBER_MM_LANES_SMALL>))

@@ -171,6 +171,7 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, f
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f16, reduce_sum<half, float, half>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_bf16, reduce_sum<bf16_t, float, bf16_t>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_sum_i64, reduce_sum<int64_t, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_i32, reduce_sum<int, ulong, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u32, reduce_sum<uint, ulong, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u8, reduce_sum<uchar, ulong, int64_t>))
 
@@ -178,6 +179,7 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f32, reduce_extreme<float, true
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f16, reduce_extreme<half, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_bf16, reduce_extreme<bf16_t, true>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_max_i64, reduce_extreme<int64_t, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_i32, reduce_extreme<int, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u32, reduce_extreme<uint, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u8, reduce_extreme<uchar, true>))
 
@@ -185,6 +187,7 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f32, reduce_extreme<float, fals
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f16, reduce_extreme<half, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_bf16, reduce_extreme<bf16_t, false>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_min_i64, reduce_extreme<int64_t, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_i32, reduce_extreme<int, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u32, reduce_extreme<uint, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u8, reduce_extreme<uchar, false>))
 
@@ -192,6 +195,7 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f32, reduce_arg<float, true>
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f16, reduce_arg<half, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_bf16, reduce_arg<bf16_t, true>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i64, reduce_arg<int64_t, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i32, reduce_arg<int, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u32, reduce_arg<uint, true>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u8, reduce_arg<uchar, true>))
 
@@ -199,5 +203,6 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f32, reduce_arg<float, false
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f16, reduce_arg<half, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_bf16, reduce_arg<bf16_t, false>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i64, reduce_arg<int64_t, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i32, reduce_arg<int, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u32, reduce_arg<uint, false>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u8, reduce_arg<uchar, false>))

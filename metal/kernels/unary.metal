@@ -217,6 +217,7 @@ struct UnaryAbs {
   int64_t operator()(int64_t x, constant UnaryKParams& p) {
     return x < 0 ? ew_sub(int64_t(0), x) : x;
   }
+  int operator()(int x, constant UnaryKParams& p) { return x < 0 ? ew_sub(0, x) : x; }
   uint operator()(uint x, constant UnaryKParams& p) { return x; }
   uchar operator()(uchar x, constant UnaryKParams& p) { return x; }
 };
@@ -252,6 +253,9 @@ struct UnaryClamp {
 struct UnaryAffine {
   float operator()(float x, constant UnaryKParams& p) { return x * p.mul_f + p.add_f; }
   int64_t operator()(int64_t x, constant UnaryKParams& p) { return sd_affine(x, p); }
+  int operator()(int x, constant UnaryKParams& p) {
+    return int(ew_clamp_i64(sd_affine(int64_t(x), p), -int64_t(0x80000000), 0x7fffffff));
+  }
   uint operator()(uint x, constant UnaryKParams& p) {
     return uint(ew_clamp_i64(sd_affine(int64_t(x), p), 0, int64_t(0xffffffff)));
   }
@@ -307,6 +311,7 @@ struct UnarySign {
   int64_t operator()(int64_t x, constant UnaryKParams& p) {
     return int64_t(x > 0) - int64_t(x < 0);
   }
+  int operator()(int x, constant UnaryKParams& p) { return int(x > 0) - int(x < 0); }
   template <typename C>
   C operator()(C x, constant UnaryKParams& p) {
     return x > C(0) ? C(1) : C(0);
@@ -372,6 +377,14 @@ struct UnaryErf {
   float operator()(float x, constant UnaryKParams& p) { return ew_erf(x); }
 };
 
+// Integers only (the Integer class): core computes ~ of bool as t == 0.
+struct UnaryBitwiseNot {
+  template <typename C>
+  C operator()(C x, constant UnaryKParams& p) {
+    return C(~x);
+  }
+};
+
 // Predicates: integers are never NaN or infinite.
 struct UnaryIsNan {
   bool operator()(float x, constant UnaryKParams& p) { return isnan(x); }
@@ -423,6 +436,7 @@ kernel void unary_predicate(device const T* src [[buffer(0)]], device uchar* dst
 // One line per op, for the dtype class of its row in core/ops.def.
 #define EMBER_UNARY_ALL(name, Op) EMBER_FOR_ALL_TYPES(EMBER_UNARY_KERNELS, name, Op)
 #define EMBER_UNARY_FLOAT(name, Op) EMBER_FOR_FLOAT_TYPES(EMBER_UNARY_KERNELS, name, Op)
+#define EMBER_UNARY_INTEGER(name, Op) EMBER_FOR_INTEGER_TYPES(EMBER_UNARY_KERNELS, name, Op)
 #define EMBER_UNARY_PREDICATE(name, Op) EMBER_FOR_ALL_TYPES(EMBER_UNARY_PREDICATE_KERNELS, name, Op)
 
 EMBER_UNARY_ALL(neg, UnaryNeg)
@@ -454,3 +468,4 @@ EMBER_UNARY_FLOAT(sigmoid, UnarySigmoid)
 EMBER_UNARY_PREDICATE(isnan, UnaryIsNan)
 EMBER_UNARY_PREDICATE(isinf, UnaryIsInf)
 EMBER_UNARY_PREDICATE(isfinite, UnaryIsFinite)
+EMBER_UNARY_INTEGER(bitwise_not, UnaryBitwiseNot)

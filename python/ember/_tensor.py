@@ -4,10 +4,10 @@ methods that are easiest in Python (repr, iteration, the numpy and DLPack protoc
 dtypes on the way in, for ``ember.tensor(data)`` without ``dtype=``:
 
 * numpy arrays and numpy scalars keep their dtype when ember has it (float64 stays
-  float64); bool becomes uint8; int8/int16/int32 widen to int64; uint16 widens to
+  float64); bool stays bool, int32 int32; int8/int16 widen to int64; uint16 widens to
   uint32; uint64 becomes int64 (values past the int64 range are rejected); longdouble
   narrows to float64.
-* Python data (scalars, nested lists): floats become float32, ints int64, bools uint8.
+* Python data (scalars, nested lists): floats become float32, ints int64, bools bool.
 * Ragged lists, strings, objects and complex numbers raise InvalidArgumentError.
 """
 
@@ -40,13 +40,13 @@ def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
     """The ember dtype name for data numpy read as `arr` (see the module docstring)."""
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b":
-        return "uint8"
+        return "bool"
     if kind == "f":
         if not from_numpy and size == 8:
             return "float32"  # Python floats: ember's default float dtype
         return _FLOAT_BY_SIZE.get(size, "float64")
     if kind == "i":
-        return "int64"
+        return "int32" if from_numpy and size == 4 else "int64"
     if kind == "u":
         if size in _UINT_BY_SIZE:
             return _UINT_BY_SIZE[size]
@@ -65,14 +65,14 @@ def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
     what = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "Python objects"}
     raise InvalidArgumentError(
         f"tensor: {what.get(kind, f'numpy dtype {arr.dtype}')} cannot become a tensor; "
-        "ember holds float32, float16, bfloat16, float64, int64, uint32 and uint8",
+        "ember holds float32, float16, bfloat16, float64, int64, int32, uint32, uint8 and bool",
         op="tensor",
     )
 
 
 def _check_fits(arr: np.ndarray, target) -> None:
     """Refuses values an integer dtype cannot hold, which numpy would wrap (300 -> 44)."""
-    if target.is_float or arr.size == 0 or arr.dtype.kind not in "iuf":
+    if target.is_float or target == "bool" or arr.size == 0 or arr.dtype.kind not in "iuf":
         return
     info = np.iinfo(str(target))
     if arr.dtype.kind == "f":
