@@ -117,3 +117,82 @@ def test_bad_index_arrays(device):
     if other is not None:  # the value must live on t's device
         with pytest.raises(ember.DeviceMismatchError):
             t[[0]] = ember.ones(4, device=other)
+
+
+MASK_SHAPES = [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), (3,)), ((3, 4, 5), (3, 4)), ((0, 2), (0,))]
+
+
+@pytest.mark.parametrize("shape,mask_shape", MASK_SHAPES, ids=repr)
+def test_read_through_a_boolean_mask(device, rng, shape, mask_shape):
+    a = rng.standard_normal(shape).astype(np.float32)
+    m = rng.random(mask_shape) > 0.5
+    t = ember.tensor(a, device=device)
+    mask = ember.tensor(m, device=device)
+    assert mask.dtype == ember.bool
+    r = t[mask]
+    assert r.shape == a[m].shape and r.dtype == ember.float32
+    np.testing.assert_array_equal(r.numpy(), a[m])
+    np.testing.assert_array_equal(t[(mask,)].numpy(), a[m])
+
+
+def test_mask_from_a_comparison_a_list_and_an_ndarray(device):
+    a = np.arange(-6, 6, dtype=np.int64).reshape(3, 4)
+    t = ember.tensor(a, device=device)
+    np.testing.assert_array_equal(t[t > 0].numpy(), a[a > 0])
+    np.testing.assert_array_equal(t[[True, False, True]].numpy(), a[[True, False, True]])
+    np.testing.assert_array_equal(t[np.array([False, True, False])].numpy(), a[[1]])
+    np.testing.assert_array_equal(t.t()[t.t() < -2].numpy(), a.T[a.T < -2])  # a view
+
+
+@pytest.mark.parametrize("shape,mask_shape", MASK_SHAPES, ids=repr)
+@pytest.mark.parametrize("value", ["scalar", "rows", "broadcast"])
+def test_write_through_a_boolean_mask(device, rng, shape, mask_shape, value):
+    a = rng.standard_normal(shape).astype(np.float32)
+    m = rng.random(mask_shape) > 0.5
+    selected = a[m].shape
+    if value == "scalar":
+        v = np.float32(7.5)
+    elif value == "rows":
+        v = rng.standard_normal(selected).astype(np.float32)
+    else:
+        v = rng.standard_normal(selected[1:]).astype(np.float32)
+    t = ember.tensor(a, device=device)
+    t[ember.tensor(m, device=device)] = (
+        float(v) if value == "scalar" else ember.tensor(v, device=device)
+    )
+    expected = a.copy()
+    expected[m] = v
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+def test_masked_write_in_a_view_and_into_ints(device):
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    t = ember.tensor(a, device=device)
+    col = t[:, 1]
+    col[col > 4] = -1
+    a[:, 1][a[:, 1] > 4] = -1
+    np.testing.assert_array_equal(t.numpy(), a)
+    t[t < 0] = 2.75  # truncated, as any write of a float into an int tensor
+    a[a < 0] = 2
+    np.testing.assert_array_equal(t.numpy(), a)
+    assert t.dtype == ember.int64
+
+
+def test_bad_masks(device):
+    t = ember.zeros((3, 4), device=device)
+    with pytest.raises(ember.InvalidIndexError, match=r"mask's shape \(4,\)") as info:
+        t[ember.ones(4, device=device) > 0]
+    assert "(3, 4)" in str(info.value)
+    with pytest.raises(ember.InvalidIndexError, match="must match"):
+        t[ember.ones((3, 4, 1), device=device) > 0] = 1
+    with pytest.raises(ember.InvalidArgumentError, match="whole index"):
+        t[0, ember.ones(4, device=device) > 0]
+    with pytest.raises(ember.InvalidArgumentError, match="must be bool"):
+        t[ember.ones(3, dtype=ember.uint8, device=device)]
+    mask = ember.tensor([True, False, True], device=device)
+    with pytest.raises(ember.ShapeMismatchError, match="setitem") as info:
+        t[mask] = ember.ones((3, 4), device=device)
+    assert "(2, 4)" in str(info.value)
+    if device.kind != "cpu":  # the mask lives on the tensor's device
+        with pytest.raises(ember.DeviceMismatchError):
+            t[ember.tensor([True, False, True])]

@@ -1,6 +1,7 @@
 // t[key] and t[key] = value: ints, slices with steps, None, Ellipsis and tuples of
 // them become views; one 1-D integer index array (negatives count from the end) becomes
-// an index_select (a copy), and on the left of = a write through where().
+// an index_select (a copy), and on the left of = a write through where(); a bool mask
+// as the whole key selects the true positions of t's leading dims (t[t > 0]).
 #include <pybind11/numpy.h>
 
 #include <string>
@@ -101,26 +102,39 @@ Tensor array_ids(const Tensor& t, py::handle obj) {
   Tensor ids = index_arg(obj, t);
   if (ids.dtype() == DType::U8)
     bad_index(
-        "a uint8 (boolean) tensor is not an index here: masks are not supported; use "
-        "ember.where, or index_select for uint8 indices");
+        "a uint8 tensor is not an index here: a mask must be bool (mask.to(ember.bool)); for "
+        "uint8 indices use index_select");
+  if (ids.dtype() == DType::Bool)
+    bad_index("a boolean mask must be the whole index (t[mask]), not one item of a tuple");
   if (dtype_is_float(ids.dtype()))
     invalid_key(std::string("an index array must hold integers, not ") + dtype_name(ids.dtype()));
   if (ids.ndim() > 1) bad_index("an index array must be 1-D, got shape " + shape_str(ids.shape()));
   return ids;
 }
 
+int64_t host_scalar(const Tensor& t) {  // a 0-d int64 or int32 tensor
+  if (t.dtype() == DType::I32) {
+    int32_t v = 0;
+    to_host(t, &v);
+    return v;
+  }
+  int64_t v = 0;
+  to_host(t, &v);
+  return v;
+}
+
 // Negative ids count from the end, as in numpy and PyTorch (index_select itself takes
 // [0, size) only); an id outside [-size, size) names the user's dim.
 Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
-  if (ids.dtype() != DType::I64 || ids.numel() == 0) return ids;  // unsigned: no negatives
-  int64_t lo = 0, hi = 0;
-  to_host(reduce(ReduceOp::Min, ids, {}, false), &lo);
-  to_host(reduce(ReduceOp::Max, ids, {}, false), &hi);
+  const bool is_signed = ids.dtype() == DType::I64 || ids.dtype() == DType::I32;
+  if (!is_signed || ids.numel() == 0) return ids;  // unsigned: no negatives
+  const int64_t lo = host_scalar(reduce(ReduceOp::Min, ids, {}, false));
+  const int64_t hi = host_scalar(reduce(ReduceOp::Max, ids, {}, false));
   if (lo < -size) id_out_of_range(lo, size, source_dim);
   if (hi >= size) id_out_of_range(hi, size, source_dim);
   if (lo >= 0) return ids;
-  Tensor zero = full_int({}, 0, DType::I64, ids.device());
-  Tensor shifted = binary(BinaryOp::Add, ids, full_int({}, size, DType::I64, ids.device()));
+  Tensor zero = full_int({}, 0, ids.dtype(), ids.device());
+  Tensor shifted = binary(BinaryOp::Add, ids, full_int({}, size, ids.dtype(), ids.device()));
   return where(cmp(CmpOp::Lt, ids, zero), shifted, ids);
 }
 
@@ -234,7 +248,77 @@ Walked walk(const Tensor& t, const ParsedKey& k, bool keep_array) {
   return w;
 }
 
+// ---- boolean masks: t[mask] and t[mask] = value, the mask covering t's leading dims
+
+Tensor assigned_value(const Tensor& view, py::handle value);
+
+// The mask of a key that is one bool tensor (or a list/array of bools), else nullopt.
+std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
+  PyObject* p = key.ptr();
+  if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 1) return mask_key(t, PyTuple_GET_ITEM(p, 0));
+  if (!(is_tensor(key) || PyList_Check(p) || py::isinstance<py::array>(key))) return std::nullopt;
+  Tensor m = index_arg(key, t);
+  if (m.dtype() != DType::Bool) return std::nullopt;
+  const int64_t k = m.ndim();
+  bool fits = k <= t.ndim();
+  for (int64_t d = 0; fits && d < k; ++d) fits = m.shape()[size_t(d)] == t.shape()[size_t(d)];
+  if (!fits)
+    invalid_key("the mask's shape " + shape_str(m.shape()) +
+                " must match the leading dims of the tensor's shape " + shape_str(t.shape()));
+  Storage::check_same_device("index", *t.storage(), *m.storage());
+  return m;
+}
+
+// The mask's true positions, flattened, on the host (as PyTorch's, this waits for it).
+std::vector<int64_t> true_positions(const Tensor& mask) {
+  std::vector<uint8_t> bytes(size_t(mask.numel()));
+  to_host(mask, bytes.data());
+  std::vector<int64_t> at;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i]) at.push_back(int64_t(i));
+  return at;
+}
+
+// t viewed as (mask.numel(), the dims after the mask's).
+Tensor rows_of(const Tensor& t, const Tensor& mask) {
+  Shape rows{mask.numel()};
+  rows.insert(rows.end(), t.shape().begin() + mask.ndim(), t.shape().end());
+  return reshape(t, rows);
+}
+
+Tensor masked_read(const Tensor& t, const Tensor& mask) {
+  std::vector<int64_t> at = true_positions(mask);
+  Tensor ids = from_host(at.data(), {int64_t(at.size())}, DType::I64, t.device());
+  return gil_free_if(t.numel() >= kReleaseGilNumel,
+                     [&] { return index_select(rows_of(t, mask), 0, ids); });
+}
+
+// The value broadcasts to t[mask]'s shape (count, rest); each true position takes its
+// row through where(), as set_through_array does.
+void masked_write(const Tensor& t, const Tensor& mask, py::handle value) {
+  check_writable("setitem", t);
+  std::vector<int64_t> at = true_positions(mask);
+  Shape target = rows_of(t, mask).shape();
+  target[0] = int64_t(at.size());
+  Tensor src = assigned_value(t, value);
+  if (broadcast_shapes("setitem", src.shape(), target) != target)
+    throw_shape_mismatch("setitem", src.shape(), target,
+                         "the value must broadcast to the masked shape (count of True, ...)");
+  if (at.empty()) return;
+  std::vector<int64_t> rank(size_t(mask.numel()), 0);
+  for (size_t i = 0; i < at.size(); ++i) rank[size_t(at[i])] = int64_t(i);
+  Tensor rank_t = from_host(rank.data(), {mask.numel()}, DType::I64, t.device());
+  Shape hit_shape = mask.shape();
+  hit_shape.resize(size_t(t.ndim()), 1);
+  gil_free_if(t.numel() >= kReleaseGilNumel, [&] {
+    Tensor rows = index_select(broadcast_to(src, target), 0, rank_t);
+    if (rows.dtype() != t.dtype()) rows = to_dtype(rows, t.dtype());
+    copy_into(where(reshape(mask, hit_shape), reshape(rows, t.shape()), t), t, "setitem");
+  });
+}
+
 Tensor index_tensor(const Tensor& t, py::handle key) {
+  if (std::optional<Tensor> mask = mask_key(t, key)) return masked_read(t, *mask);
   ParsedKey k = parse(t, key);
   Walked w = walk(t, k, false);
   return w.array_dim > 0 && array_dim_leads(k) ? move_dim_to_front(w.view, w.array_dim) : w.view;
@@ -256,13 +340,17 @@ Tensor assigned_value(const Tensor& view, py::handle value) {
 // The ids of a 1-D index array, on the host as int64.
 std::vector<int64_t> host_ids(const Tensor& ids) {
   std::vector<int64_t> out(size_t(ids.numel()));
-  if (ids.dtype() == DType::I64) {
-    to_host(ids, out.data());
-  } else {  // uint32: widened here, needing no int64 kernels on the device
-    std::vector<uint32_t> narrow(out.size());
+  auto widen = [&](auto narrow_type) {  // widened here, needing no int64 kernels
+    std::vector<decltype(narrow_type)> narrow(out.size());
     to_host(ids, narrow.data());
     std::copy(narrow.begin(), narrow.end(), out.begin());
-  }
+  };
+  if (ids.dtype() == DType::I64)
+    to_host(ids, out.data());
+  else if (ids.dtype() == DType::I32)
+    widen(int32_t{});
+  else
+    widen(uint32_t{});
   return out;
 }
 
@@ -314,6 +402,7 @@ void set_through_array(const ParsedKey& k, const Walked& w, py::handle value) {
 }
 
 void set_item(const Tensor& t, py::handle key, py::handle value) {
+  if (std::optional<Tensor> mask = mask_key(t, key)) return masked_write(t, *mask, value);
   ParsedKey k = parse(t, key);
   Walked w = walk(t, k, true);
   if (w.ids) return set_through_array(k, w, value);
