@@ -142,11 +142,6 @@ CASES = [
         ["DTypeMismatchError"],
     ),
     (
-        "cat_dtypes",
-        "ember.cat([t, ember.zeros(2, 3, dtype=ember.int64, device=dev)])",
-        ["DTypeMismatchError"],
-    ),
-    (
         "out_wrong_dtype",
         "ember.add(t, t, out=ember.zeros(2, 3, dtype=ember.uint8, device=dev))",
         ["DTypeMismatchError"],

@@ -210,3 +210,25 @@ def test_results_that_do_not_fit_are_refused(device):
     out = ember.zeros(2, dtype=ember.float32, device=device)
     ember.add(m, m, out=out)  # a bool result into float32: 1.0 for True
     assert out.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "dtypes,want",
+    [
+        (("int32", "float32"), "float32"),
+        (("bool", "int64"), "int64"),
+        (("uint8", "int32", "bool"), "int32"),
+        (("float16", "bfloat16"), "float32"),
+        (("float32", "float32"), "float32"),
+    ],
+)
+def test_cat_and_stack_promote_their_parts(device, dtypes, want):
+    parts = [
+        np.array([[1, 0, 3]]).astype(np.dtype(d) if d != "bfloat16" else np.float32) for d in dtypes
+    ]
+    ts = [ember.tensor(p, dtype=getattr(ember, d), device=device) for p, d in zip(parts, dtypes)]
+    r = ember.cat(ts, dim=0)
+    assert r.dtype == getattr(ember, want)
+    np.testing.assert_array_equal(r.numpy(), np.concatenate(parts).astype(r.numpy().dtype))
+    s = ember.stack(ts, dim=1)
+    assert s.dtype == getattr(ember, want) and s.shape == (1, len(ts), 3)

@@ -167,15 +167,18 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
     shape[size_t(d)] += t.shape()[size_t(d)];
   }
   for (const Tensor& t : ts) Storage::check_same_device("cat", *first.storage(), *t.storage());
-  for (const Tensor& t : ts)
-    if (t.dtype() != first.dtype()) throw_dtype_mismatch("cat", first.dtype(), t.dtype());
-  Tensor out = empty(shape, first.dtype(), first.device(), "cat");
+  DType dtype = first.dtype();  // PyTorch's promotion over all the parts
+  for (const Tensor& t : ts) dtype = promote_types(dtype, t.dtype());
+  Tensor out = empty(shape, dtype, first.device(), "cat");
   int64_t at = 0;
   for (const Tensor& t : ts) {
     int64_t len = t.shape()[size_t(d)];
     Tensor part = out.view_as(out.layout().narrow(d, at, len));
     StorageLocks locks({t.storage().get()}, {out.storage().get()});
-    t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), part.layout());
+    if (t.dtype() == dtype)
+      t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), part.layout());
+    else  // a part of a lower dtype is cast as it is copied
+      t.storage()->impl().cast(t.layout(), out.storage()->impl(), part.layout());
     at += len;
   }
   return out;
