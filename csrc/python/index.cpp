@@ -257,6 +257,12 @@ std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
   PyObject* p = key.ptr();
   if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 1) return mask_key(t, PyTuple_GET_ITEM(p, 0));
   if (!(is_tensor(key) || PyList_Check(p) || py::isinstance<py::array>(key))) return std::nullopt;
+  // Only bools make a mask: an int list or array is not converted twice (array_ids does it).
+  if (PyList_Check(p) && PyList_GET_SIZE(p) > 0 && !PyBool_Check(PyList_GET_ITEM(p, 0)) &&
+      !PyList_Check(PyList_GET_ITEM(p, 0)))
+    return std::nullopt;
+  if (py::isinstance<py::array>(key) && key.cast<py::array>().dtype().kind() != 'b')
+    return std::nullopt;
   Tensor m = index_arg(key, t);
   if (m.dtype() != DType::Bool) return std::nullopt;
   const int64_t k = m.ndim();
