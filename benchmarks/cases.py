@@ -49,6 +49,7 @@ class Spec:
     precision: str = ""  # float32 matmul precision set around each run ("" leaves it)
     inner: int = 0  # calls per sample as prescribed (0: calibrated to last >= 2 ms)
     unit: str = ""  # replaces the recipe's unit ("TFLOP/s" for CUDA matmul)
+    tracking: bool = False  # ember.set_tracking(True) around ember's runs
 
     @property
     def label(self) -> str:
@@ -136,8 +137,9 @@ def plan(
             for dt in dtypes:
                 name = "matmul" if dt == "float32" else "matmul f16"
                 specs += [Spec(op, name, n, dt) for n in mm_sizes]
-        elif op == "scalar_add":
+        elif op == "scalar_add":  # tracking off (the default), then on
             specs.append(Spec(op, "scalar_add", 1))
+            specs.append(Spec(op, "scalar_add tracked", 1, tracking=True))
         else:
             cols = SOFTMAX_COLS if op == "softmax" else 0
             specs += [Spec(op, name, n, cols=cols) for name in _variants(op, kind) for n in sizes]
@@ -188,6 +190,7 @@ def cuda_plan(ops, sizes: list[int] | None = None, mm_sizes: list[int] | None = 
         elif op == "scalar_add":
             for name in ("scalar_add", "scalar_add out="):
                 specs.append(Spec(op, name, 1, inner=CUDA_LAUNCHES))
+            specs.append(Spec(op, "scalar_add tracked", 1, inner=CUDA_LAUNCHES, tracking=True))
         elif op == "to_device":  # pinned host memory both sides, then ordinary memory
             specs += [Spec(op, name, n) for name in CUDA_MOVES for n in moves]
     return specs
@@ -314,6 +317,7 @@ RECIPES = {
     "softmax": Recipe("softmax(a, -1)", _one, _ref_softmax, _bytes(2), GBS, 1e-5),
     "scalar_add": Recipe("a + b", _pair, _ref_add, _bytes(0), "", 1e-6),
     "scalar_add out=": Recipe("add(a, b, out=c)", _pair_out, _ref_add, _bytes(0), "", 1e-6, "c"),
+    "scalar_add tracked": Recipe("a + b", _pair, _ref_add, _bytes(0), "", 1e-6),
     "matmul": Recipe("a @ b", _pair, _ref_matmul, _flops, "GFLOP/s", 1e-4),
 }
 # allowed max|err| / max|ref| by input dtype (float32: the recipe's), and for TF32
@@ -335,6 +339,8 @@ NOTES = {  # shown under the table for CUDA runs
     "matmul bf16": "float32 inputs converted to bfloat16 on the device; checked in float32",
     "scalar_add": f"CUDA: {CUDA_LAUNCHES} queued calls, then one wait; time per call",
     "scalar_add out=": f"CUDA: {CUDA_LAUNCHES} queued calls, then one wait; time per call",
+    "scalar_add tracked": "as scalar_add, with ember.set_tracking(True) around ember's runs: "
+    "each result records its creation site (the scalar_add row is ember with tracking off)",
     "to_device h2d": _PINNED.format("from", "to_device(dev)"),
     "to_device d2h": _PINNED.format("into", "copy_()"),
     "to_device h2d pageable": _PAGEABLE.format("from", "to(dev)", "to_device(dev)"),
@@ -378,6 +384,7 @@ def build(spec: Spec, libs: list[Lib], rng: np.random.Generator) -> Case:
             lambda lib=lib: {k: lib.put(v, convert) for k, v in arrays.items()},
             result=recipe.result,
             precision=spec.precision,
+            tracking=spec.tracking,
         )
     return case
 
@@ -410,7 +417,13 @@ def _build_copy(spec: Spec, libs: list[Lib], rng: np.random.Generator) -> Case:
 
 
 def _bind(
-    case: Case, lib: Lib, stmt: str, place: Callable[[], dict], result=None, precision=""
+    case: Case,
+    lib: Lib,
+    stmt: str,
+    place: Callable[[], dict],
+    result=None,
+    precision="",
+    tracking=False,
 ) -> None:
     """Add lib's Impl to the case, or record why it could not place the inputs."""
     try:
@@ -419,4 +432,6 @@ def _bind(
         case.errors[lib.name] = f"inputs: {type(exc).__name__}: {exc}"
         return
     mode = (lambda: lib.precision(precision)) if precision else None
+    if tracking:
+        mode = lib.tracking
     case.impls.append(Impl(lib.name, stmt, env, lib.sync, result, lib.timer(), mode))

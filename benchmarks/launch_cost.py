@@ -5,7 +5,9 @@ one-element add, fresh and out=, and of empty(1), on the CPU device and, where a
 torch are present, on CUDA beside torch's. The CPU rows are ember's own cost (the Python
 call and the dispatch); the CUDA rows add the kernel launch. The "bare launch" rows are
 the floor under both: one Python call that launches one kernel of a single thread and
-nothing else (ember's test hook _queue_busy with 0 s, torch.cuda._sleep(0)).
+nothing else (ember's test hook _queue_busy with 0 s, torch.cuda._sleep(0)). The
+"tracked" rows are the fresh add with ember.set_tracking(True), each result recording
+where it was made; the untracked rows beside them are the cost of tracking when off.
 """
 
 from __future__ import annotations
@@ -29,13 +31,20 @@ def per_call_us(fn, sync=None, calls: int = 10_000, runs: int = 5) -> float:
     return statistics.median(times)
 
 
-def rows_of(lib: str, device: str, ones, empty, add, sync) -> dict[str, float]:
+def rows_of(lib: str, device: str, ones, empty, add, sync, tracking=None) -> dict[str, float]:
     a, b, c = ones(), ones(), empty()
-    return {
+    rows = {
         f"{lib} {device} a + b": per_call_us(lambda: a + b, sync),
         f"{lib} {device} add(out=)": per_call_us(lambda: add(a, b, out=c), sync),
         f"{lib} {device} empty(1)": per_call_us(empty, sync),
     }
+    if tracking is not None:
+        tracking(True)
+        try:
+            rows[f"{lib} {device} a + b tracked"] = per_call_us(lambda: a + b, sync)
+        finally:
+            tracking(False)
+    return rows
 
 
 def main() -> int:
@@ -49,6 +58,7 @@ def main() -> int:
         lambda: ember.empty(1, device=cpu),
         ember.add,
         None,
+        ember.set_tracking,
     )
     if ember.cuda_is_available():
         d = ember.device("cuda")
@@ -59,6 +69,7 @@ def main() -> int:
             lambda: ember.empty(1, device=d),
             ember.add,
             d.synchronize,
+            ember.set_tracking,
         )
         rows["ember cuda bare launch"] = per_call_us(
             lambda: ember._core._queue_busy(d, 0.0), d.synchronize

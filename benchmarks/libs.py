@@ -62,6 +62,10 @@ class Lib:
         """Float32 matmul precision `mode` ("highest", "high") while inside, then restored."""
         return contextlib.nullcontext()
 
+    def tracking(self) -> contextlib.AbstractContextManager:
+        """ember's tensor provenance on while inside (other libraries have none)."""
+        return contextlib.nullcontext()
+
 
 class EmberLib(Lib):
     name = "ember"
@@ -102,6 +106,16 @@ class EmberLib(Lib):
             yield
         finally:
             ember.set_float32_matmul_precision(before)
+
+    @contextlib.contextmanager
+    def tracking(self):
+        ember = self.ember
+        before = ember.is_tracking()
+        ember.set_tracking(True)
+        try:
+            yield
+        finally:
+            ember.set_tracking(before)
 
     def move_stmt(self, dst):
         return f"a.to_device({dst})"

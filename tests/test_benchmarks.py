@@ -128,6 +128,7 @@ CUDA_CASES = [  # (case, size label, dtype, float32 matmul precision, unit)
     ("matmul tf32", "4096", "float32", "high", "TFLOP/s"),
     ("scalar_add", "1", "float32", "", ""),
     ("scalar_add out=", "1", "float32", "", ""),
+    ("scalar_add tracked", "1", "float32", "", ""),
     ("to_device h2d", "2^26", "float32", "", "GB/s"),
     ("to_device d2h", "2^26", "float32", "", "GB/s"),
     ("to_device h2d pageable", "2^26", "float32", "", "GB/s"),
@@ -188,10 +189,12 @@ def test_cpu_and_metal_plans_unchanged():
     ]
     expected += [("softmax", f"{rows}x1000") for rows in (1, 100, 1000, 10000)]
     expected += [("matmul", n) for n in ("64", "256", "512", "1024")]
-    expected += [("scalar_add", "1")] + [("copy cpu->cpu", label) for label in sizes]
+    expected += [("scalar_add", "1"), ("scalar_add tracked", "1")]
+    expected += [("copy cpu->cpu", label) for label in sizes]
     assert [(s.name, s.label) for s in quick] == expected
     assert {s.dtype for s in quick} == {"float32"}
     assert {(s.precision, s.inner, s.unit) for s in quick} == {("", 0, "")}
+    assert [s.name for s in quick if s.tracking] == ["scalar_add tracked"]
     full = cases.plan("cpu", cases.OPS)
     assert [s.size for s in full if s.name == "add"] == list(cases.SIZES)
     assert [s.size for s in full if s.name == "matmul"] == list(cases.MATMUL_SIZES)
@@ -323,6 +326,24 @@ def test_precision_mode_is_set_around_each_run_and_restored():
     assert seen == ["high"] * 3 and state["mode"] == "highest"
 
 
+def test_tracked_case_tracks_only_ember_and_only_inside_its_runs():
+    spec = next(s for s in cases.plan("cpu", ["scalar_add"]) if s.tracking)
+    case = cases.build(
+        spec, [EmberLib(ember, ember.device("cpu"), "cpu")], np.random.default_rng(0)
+    )
+    (impl,) = case.impls
+    assert not ember.is_tracking()
+    with impl.mode():
+        assert ember.is_tracking()
+        assert eval(impl.stmt, impl.env).creation_site is not None
+    assert not ember.is_tracking()
+    plain = next(s for s in cases.plan("cpu", ["scalar_add"]) if not s.tracking)
+    (impl,) = cases.build(
+        plain, [EmberLib(ember, ember.device("cpu"), "cpu")], np.random.default_rng(0)
+    ).impls
+    assert impl.mode is None
+
+
 class StubEventEmber(EmberLib):
     """ember on the CPU dressed as ember on CUDA: stub events, the label cuda:0."""
 
@@ -444,4 +465,6 @@ def test_launch_cost_reports_the_cpu_rows(capsys, monkeypatch):
     assert "no usable CUDA GPU" in out
     for row in ("ember cpu a + b", "ember cpu add(out=)", "ember cpu empty(1)"):
         assert row in out
-    assert len(calls) == 3
+    assert "ember cpu a + b tracked" in out
+    assert len(calls) == 4
+    assert not ember.is_tracking()  # restored after the tracked row

@@ -2,6 +2,7 @@
 
 #include "backend.h"
 #include "device.h"
+#include "tracking.h"
 
 namespace ember {
 
@@ -67,7 +68,25 @@ void throw_unsupported_dtype(const std::string& op, DType dtype, const DevicePtr
       .with("device", device);
 }
 
-void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const DevicePtr& rhs) {
+namespace {
+
+// "the lhs tensor was created at a.py:3 in f; the rhs ..." or the hint to turn tracking on.
+std::string sites_sentence(const std::string* lhs, const std::string* rhs) {
+  if (!tracking::enabled() && !lhs && !rhs)
+    return " To see where each tensor was created, call ember.set_tracking(True) (or set "
+           "EMBER_TRACK_TENSORS=1) before creating them.";
+  auto where = [](const char* side, const std::string* site) {
+    return std::string("the ") + side + " tensor " +
+           (site ? "was created at " + *site
+                 : "has no recorded origin (made before tracking was on, or inside ember)");
+  };
+  return " " + where("lhs", lhs) + "; " + where("rhs", rhs) + ".";
+}
+
+}  // namespace
+
+void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const DevicePtr& rhs,
+                           const std::string* lhs_site, const std::string* rhs_site) {
   std::string msg = "device mismatch in " + op + ": lhs is on " + lhs->describe() + ", rhs is on " +
                     rhs->describe() + ". ";
   if (lhs->kind() == rhs->kind() && lhs->ordinal() == rhs->ordinal()) {
@@ -80,7 +99,12 @@ void throw_device_mismatch(const std::string& op, const DevicePtr& lhs, const De
     msg += "ember never moves data implicitly: move one side first, e.g. rhs.to_device(" +
            std::string("lhs.device)") + ".";
   }
-  throw Error(ErrorKind::DeviceMismatch, msg).with("op", op).with("lhs", lhs).with("rhs", rhs);
+  msg += sites_sentence(lhs_site, rhs_site);
+  Error e(ErrorKind::DeviceMismatch, msg);
+  e.with("op", op).with("lhs", lhs).with("rhs", rhs);
+  if (lhs_site) e.with("lhs_site", *lhs_site);
+  if (rhs_site) e.with("rhs_site", *rhs_site);
+  throw e;
 }
 
 void throw_zero_division(const std::string& op, DType dtype) {

@@ -65,9 +65,12 @@ std::string shape_str(const Shape& s);  // "(2, 3)"
 [[noreturn]] void throw_unsupported_dtype(const std::string& op, DType dtype,
                                           const std::shared_ptr<BackendDevice>& device,
                                           const std::string& why);
+// The sites (tracking::Site, may be null) are where each side's tensor was created.
 [[noreturn]] void throw_device_mismatch(const std::string& op,
                                         const std::shared_ptr<BackendDevice>& lhs,
-                                        const std::shared_ptr<BackendDevice>& rhs);
+                                        const std::shared_ptr<BackendDevice>& rhs,
+                                        const std::string* lhs_site = nullptr,
+                                        const std::string* rhs_site = nullptr);
 // Integer `op` (floor_divide, remainder, trunc_divide) met a zero divisor.
 [[noreturn]] void throw_zero_division(const std::string& op, DType dtype);
 [[noreturn]] void throw_out_of_memory(const std::shared_ptr<BackendDevice>& device, int64_t bytes);

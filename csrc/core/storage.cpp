@@ -9,7 +9,7 @@ namespace ember {
 
 void Storage::check_same_device(const std::string& op, const Storage& lhs, const Storage& rhs) {
   DevicePtr l = lhs.device(), r = rhs.device();
-  if (!l->same_device(*r)) throw_device_mismatch(op, l, r);
+  if (!l->same_device(*r)) throw_device_mismatch(op, l, r, lhs.site(), rhs.site());
 }
 
 namespace {

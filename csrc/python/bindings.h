@@ -10,6 +10,7 @@
 
 #include "core/device.h"
 #include "core/tensor.h"
+#include "core/tracking.h"
 
 namespace ember::python {
 
@@ -115,4 +116,21 @@ inline py::object borrowed(py::handle h) {
 // ---- numpy.cpp
 py::object to_numpy(const Tensor& t);  // a fresh array; bfloat16 comes back as float32
 
+// ---- tracking.cpp
+// Records the calling user code's file:line on t's storage, if it has no site yet.
+void record_site(const Tensor& t);
+void bind_tracking(py::module_& m, py::class_<Tensor>& cls);
+
 }  // namespace ember::python
+
+namespace pybind11 {
+// pybind11 calls this for every Tensor it hands to Python, which is where a tensor
+// meets user code; with tracking off it costs one relaxed load.
+template <>
+struct polymorphic_type_hook<ember::Tensor> {
+  static const void* get(const ember::Tensor* src, const std::type_info*&) {
+    if (src && ember::tracking::enabled()) ember::python::record_site(*src);
+    return src;
+  }
+};
+}  // namespace pybind11

@@ -20,6 +20,7 @@ PYBIND11_MODULE(_core, m) {
   ep::bind_ops_more(m, tensor);
   ep::bind_numpy(m, tensor);
   ep::bind_dlpack(m, tensor);
+  ep::bind_tracking(m, tensor);
   ep::refuse_bare_new(m, "Tensor", "use ember.tensor(data), ember.zeros(shape), ...");
   ep::refuse_bare_new(m, "Device", "use ember.device(\"cpu\"), Device.cpu(), Device.metal(), ...");
   ep::refuse_bare_new(m, "DType", "use the module's dtypes, e.g. ember.float32");

@@ -67,9 +67,13 @@ class EmberError(Exception):
 
 
 class DeviceMismatchError(EmberError, ValueError):
-    """An op got tensors on different Devices (``op``, ``lhs``, ``rhs``: Devices)."""
+    """An op got tensors on different Devices (``op``, ``lhs``, ``rhs``: Devices).
 
-    attributes = ("op", "lhs", "rhs")
+    With tracking on (``ember.set_tracking(True)``), ``lhs_site`` and ``rhs_site`` say where
+    each tensor was created, as ``"file.py:12 in function"``; otherwise they are None.
+    """
+
+    attributes = ("op", "lhs", "rhs", "lhs_site", "rhs_site")
 
 
 class MoveNotImplementedError(EmberError, NotImplementedError):
