@@ -1,9 +1,12 @@
 // t[key] and t[key] = value: ints, slices with steps, None, Ellipsis and tuples of
-// them become views; one 1-D integer index array (negatives count from the end) becomes
-// an index_select (a copy), and on the left of = a write through where(); a bool mask
-// as the whole key selects the true positions of t's leading dims (t[t > 0]).
+// them become views; integer index arrays of any shape (negatives count from the end,
+// several broadcast together, numpy's placement of the result dims) become one
+// index_select (a copy), and on the left of = a write through where(); a bool mask
+// selects its true positions: as the whole key, of t's leading dims (t[t > 0]); inside a
+// tuple, as the integer arrays of those positions.
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,8 +52,8 @@ Kind classify(py::handle o) {
     invalid_key("a bool is not an index (boolean masks are not supported; use ember.where)");
   if (is_tensor(o) || PyList_Check(p) || py::isinstance<py::array>(o)) return Kind::Array;
   if (PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p))) return Kind::Int;
-  invalid_key(std::string("only integers, slices, None, ..., and 1-D integer tensors or lists are "
-                          "valid indices, not ") +
+  invalid_key(std::string("only integers, slices, None, ..., and integer or bool tensors or lists "
+                          "are valid indices, not ") +
               Py_TYPE(p)->tp_name);
 }
 
@@ -97,18 +100,14 @@ Tensor select_int(const Tensor& r, int64_t dim, int64_t index, int64_t source_di
       .with("size", size);
 }
 
-// An index array of t[key]: a 1-D integer tensor (a 0-d one acts as an int).
-Tensor array_ids(const Tensor& t, py::handle obj) {
-  Tensor ids = index_arg(obj, t);
+// An index array of t[key]: integers of any shape (a 0-d one acts as an int).
+Tensor checked_ids(Tensor ids) {
   if (ids.dtype() == DType::U8)
     bad_index(
         "a uint8 tensor is not an index here: a mask must be bool (mask.to(ember.bool)); for "
         "uint8 indices use index_select");
-  if (ids.dtype() == DType::Bool)
-    bad_index("a boolean mask must be the whole index (t[mask]), not one item of a tuple");
   if (dtype_is_float(ids.dtype()))
     invalid_key(std::string("an index array must hold integers, not ") + dtype_name(ids.dtype()));
-  if (ids.ndim() > 1) bad_index("an index array must be 1-D, got shape " + shape_str(ids.shape()));
   return ids;
 }
 
@@ -138,50 +137,94 @@ Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
   return where(cmp(CmpOp::Lt, ids, zero), shifted, ids);
 }
 
-Tensor apply_array(const Tensor& t, int64_t dim, py::handle obj, int64_t source_dim) {
-  Tensor ids = array_ids(t, obj);
-  if (ids.ndim() == 0) return select_int(t, dim, scalar_index(ids), source_dim);
-  bool big = t.numel() >= kReleaseGilNumel;
-  const int64_t size = t.shape()[size_t(dim)];
-  return gil_free_if(big, [&] { return index_select(t, dim, wrapped_ids(ids, size, source_dim)); });
-}
+// One item of a key; an index array's ids are converted once, while parsing.
+struct Item {
+  Kind kind;
+  py::handle obj;
+  std::optional<Tensor> ids;  // Kind::Array
+};
 
 struct ParsedKey {
-  std::vector<py::handle> items;
-  std::vector<Kind> kinds;
+  std::vector<Item> items;
   int64_t consumed = 0;  // dims of the tensor that the key indexes explicitly
 };
 
+std::vector<int64_t> true_positions(const Tensor& mask);
+
+// A bool mask inside a tuple key stands for the integer arrays of its true positions, one
+// per dim it covers (numpy's rule); `first` is the first dim of t that it covers.
+void expand_mask(const Tensor& t, const Tensor& mask, int64_t first, ParsedKey& k) {
+  const Shape& ms = mask.shape();
+  bool fits = first + mask.ndim() <= t.ndim();
+  for (int64_t d = 0; fits && d < mask.ndim(); ++d)
+    fits = ms[size_t(d)] == t.shape()[size_t(first + d)];
+  if (!fits)
+    invalid_key("the mask's shape " + shape_str(ms) + " must match the dims " +
+                std::to_string(first) + ".. of the tensor's shape " + shape_str(t.shape()));
+  std::vector<int64_t> at = true_positions(mask);
+  std::vector<std::vector<int64_t>> coords(size_t(mask.ndim()), std::vector<int64_t>(at.size()));
+  for (size_t i = 0; i < at.size(); ++i)
+    for (int64_t d = mask.ndim() - 1, rest = at[i]; d >= 0; --d) {
+      coords[size_t(d)][i] = rest % ms[size_t(d)];
+      rest /= ms[size_t(d)];
+    }
+  for (auto& c : coords)
+    k.items.push_back({Kind::Array, py::handle(),
+                       from_host(c.data(), {int64_t(c.size())}, DType::I64, t.device())});
+}
+
 ParsedKey parse(const Tensor& t, py::handle key) {
-  ParsedKey k;
+  std::vector<py::handle> objs;
   if (PyTuple_Check(key.ptr()))
-    for (py::handle item : py::reinterpret_borrow<py::tuple>(key)) k.items.push_back(item);
+    for (py::handle item : py::reinterpret_borrow<py::tuple>(key)) objs.push_back(item);
   else
-    k.items.push_back(key);
-  int ellipses = 0, arrays = 0;
-  for (py::handle item : k.items) {
-    Kind kind = classify(item);
-    k.kinds.push_back(kind);
-    ellipses += kind == Kind::Ellipsis;
-    arrays += kind == Kind::Array;
-    k.consumed += kind == Kind::Int || kind == Kind::Slice || kind == Kind::Array;
+    objs.push_back(key);
+  std::vector<Item> first_pass;
+  int ellipses = 0;
+  int64_t consumed = 0;
+  for (py::handle obj : objs) {
+    Item item{classify(obj), obj, std::nullopt};
+    if (item.kind == Kind::Array) item.ids = checked_ids(index_arg(obj, t));
+    const bool mask = item.ids && item.ids->dtype() == DType::Bool;
+    ellipses += item.kind == Kind::Ellipsis;
+    consumed += mask ? item.ids->ndim()
+                     : int64_t(item.kind == Kind::Int || item.kind == Kind::Slice ||
+                               item.kind == Kind::Array);
+    first_pass.push_back(std::move(item));
   }
   if (ellipses > 1) invalid_key("an index can only have a single ellipsis ('...')");
-  if (arrays > 1) bad_index("only one index array per index is supported");
-  if (k.consumed > t.ndim())
+  if (consumed > t.ndim())
     throw Error(ErrorKind::IndexOutOfRange,
                 "too many indices: the tensor has " + std::to_string(t.ndim()) +
-                    " dims but the index has " + std::to_string(k.consumed))
+                    " dims but the index has " + std::to_string(consumed))
         .with("op", std::string("index"));
+  ParsedKey k;
+  k.consumed = consumed;
+  int64_t source_dim = 0;
+  for (Item& item : first_pass) {
+    if (item.ids && item.ids->dtype() == DType::Bool) {
+      Storage::check_same_device("index", *t.storage(), *item.ids->storage());
+      expand_mask(t, *item.ids, source_dim, k);
+      source_dim += item.ids->ndim();
+      continue;
+    }
+    source_dim +=
+        item.kind == Kind::Ellipsis ? t.ndim() - consumed : int64_t(item.kind != Kind::NewAxis);
+    k.items.push_back(std::move(item));
+  }
   return k;
 }
 
+bool advanced(const Item& item) {
+  return item.kind == Kind::Int || item.kind == Kind::Array;
+}
+
 // numpy counts ints as advanced indices too once an index array is present; when
-// those are not side by side in the key, the array's dim moves to the front.
-bool array_dim_leads(const ParsedKey& k) {
+// those are not side by side in the key, the broadcast dims move to the front.
+bool arrays_lead(const ParsedKey& k) {
   int64_t first = -1, last = -1, count = 0;
-  for (size_t i = 0; i < k.kinds.size(); ++i)
-    if (k.kinds[i] == Kind::Int || k.kinds[i] == Kind::Array) {
+  for (size_t i = 0; i < k.items.size(); ++i)
+    if (advanced(k.items[i])) {
       if (first < 0) first = int64_t(i);
       last = int64_t(i);
       ++count;
@@ -189,63 +232,124 @@ bool array_dim_leads(const ParsedKey& k) {
   return last - first + 1 != count;
 }
 
-Tensor move_dim_to_front(const Tensor& t, int64_t dim) {
-  Dims order{dim};
-  for (int64_t d = 0; d < t.ndim(); ++d)
-    if (d != dim) order.push_back(d);
-  return permute(t, order);
-}
-
-// The view a key makes. For a write (keep_array), an index array's dim is kept whole and
-// the array returned beside it: the write then goes through where() (set_through_array).
+// The view a key makes, with each index array's dim kept whole and its ids (wrapped into
+// [0, size)) beside it: a read then gathers (gather_arrays), a write goes through where().
 struct Walked {
   Tensor view;
-  int64_t array_dim = -1;  // the dim of `view` the array indexes
-  int64_t array_source_dim = -1;
-  std::optional<Tensor> ids;
+  std::vector<int64_t> array_dims;  // dims of `view`, increasing
+  std::vector<Tensor> ids;
 };
 
 // Walks the key left to right; `dim` is the next dim of the result to index.
-Walked walk(const Tensor& t, const ParsedKey& k, bool keep_array) {
+Walked walk(const Tensor& t, const ParsedKey& k) {
   Walked w{t};
   Tensor& r = w.view;
   int64_t dim = 0;
   int64_t source_dim = 0;  // the dim of t this item indexes: what the user's error must name
-  for (size_t i = 0; i < k.items.size(); ++i) {
-    switch (k.kinds[i]) {
+  for (const Item& item : k.items) {
+    switch (item.kind) {
       case Kind::NewAxis: r = unsqueeze(r, dim++); break;
       case Kind::Ellipsis:
         dim += t.ndim() - k.consumed;
         source_dim += t.ndim() - k.consumed;
         break;
       case Kind::Int:
-        r = select_int(r, dim, int_key(k.items[i], source_dim), source_dim);
+        r = select_int(r, dim, int_key(item.obj, source_dim), source_dim);
         ++source_dim;
         break;
       case Kind::Slice:
-        r = apply_slice(r, dim++, k.items[i]);
+        r = apply_slice(r, dim++, item.obj);
         ++source_dim;
         break;
       case Kind::Array:
-        if (keep_array) {
-          Tensor ids = array_ids(r, k.items[i]);
-          if (ids.ndim() == 0) {  // a 0-d index array acts as an int
-            r = select_int(r, dim, scalar_index(ids), source_dim);
-          } else {
-            w.ids = wrapped_ids(ids, r.shape()[size_t(dim)], source_dim);
-            w.array_source_dim = source_dim;
-            w.array_dim = dim++;
-          }
+        if (item.ids->ndim() == 0) {  // a 0-d index array acts as an int
+          r = select_int(r, dim, scalar_index(*item.ids), source_dim);
         } else {
-          int64_t before = r.ndim();
-          r = apply_array(r, dim, k.items[i], source_dim);
-          if (r.ndim() == before) w.array_dim = dim++;
+          w.ids.push_back(wrapped_ids(*item.ids, r.shape()[size_t(dim)], source_dim));
+          w.array_dims.push_back(dim++);
         }
         ++source_dim;
         break;
     }
   }
   return w;
+}
+
+// The shape the index arrays broadcast to (IndexError-class when they do not).
+Shape ids_shape(const Walked& w) {
+  Shape b;
+  for (const Tensor& ids : w.ids) {
+    const Shape& s = ids.shape();
+    Shape out(std::max(b.size(), s.size()), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t x = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+      int64_t y = i < out.size() - s.size() ? 1 : s[i - (out.size() - s.size())];
+      if (x != y && x != 1 && y != 1) {
+        std::string shapes;
+        for (const Tensor& each : w.ids)
+          shapes += (shapes.empty() ? "" : ", ") + shape_str(each.shape());
+        invalid_key("shape mismatch: the index arrays could not be broadcast together, shapes " +
+                    shapes);
+      }
+      out[i] = x == 1 ? y : x;
+    }
+    b = std::move(out);
+  }
+  return b;
+}
+
+// Where the broadcast dims go in the result, and the order of the view's dims that puts
+// the array dims there side by side.
+struct Placement {
+  int64_t at;
+  Dims order;
+  Shape rest;  // the view's other dims, in order
+};
+
+Placement placement(const ParsedKey& k, const Walked& w) {
+  Placement p{arrays_lead(k) ? 0 : w.array_dims[0], {}, {}};
+  Dims others;
+  for (int64_t d = 0; d < w.view.ndim(); ++d)
+    if (std::find(w.array_dims.begin(), w.array_dims.end(), d) == w.array_dims.end()) {
+      others.push_back(d);
+      p.rest.push_back(w.view.shape()[size_t(d)]);
+    }
+  p.order.assign(others.begin(), others.begin() + p.at);
+  p.order.insert(p.order.end(), w.array_dims.begin(), w.array_dims.end());
+  p.order.insert(p.order.end(), others.begin() + p.at, others.end());
+  return p;
+}
+
+// rest with `mid` inserted at `at`
+Shape spliced(const Shape& rest, int64_t at, const Shape& mid) {
+  Shape s(rest.begin(), rest.begin() + at);
+  s.insert(s.end(), mid.begin(), mid.end());
+  s.insert(s.end(), rest.begin() + at, rest.end());
+  return s;
+}
+
+Shape array_sizes(const Walked& w) {
+  Shape s;
+  for (int64_t d : w.array_dims) s.push_back(w.view.shape()[size_t(d)]);
+  return s;
+}
+
+// t[i, j] for index arrays i, j: the array dims become one dim of their sizes' product,
+// gathered at the linear ids ((i * size_j) + j), which then unfolds to the broadcast shape.
+Tensor gather_arrays(const ParsedKey& k, const Walked& w) {
+  const DevicePtr& dev = w.view.device();
+  Shape b = ids_shape(w), sizes = array_sizes(w);
+  Placement p = placement(k, w);
+  return gil_free_if(w.view.numel() >= kReleaseGilNumel, [&] {
+    Tensor lin = to_dtype(w.ids[0], DType::I64);
+    for (size_t j = 1; j < w.ids.size(); ++j)
+      lin =
+          binary(BinaryOp::Add, binary(BinaryOp::Mul, lin, full_int({}, sizes[j], DType::I64, dev)),
+                 to_dtype(w.ids[j], DType::I64));
+    lin = reshape(contiguous(broadcast_to(lin, b)), {shape_numel(b)});
+    Tensor x = reshape(permute(w.view, p.order), spliced(p.rest, p.at, {shape_numel(sizes)}));
+    return reshape(index_select(x, p.at, lin), spliced(p.rest, p.at, b));
+  });
 }
 
 // ---- boolean masks: t[mask] and t[mask] = value, the mask covering t's leading dims
@@ -257,7 +361,7 @@ std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
   PyObject* p = key.ptr();
   if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 1) return mask_key(t, PyTuple_GET_ITEM(p, 0));
   if (!(is_tensor(key) || PyList_Check(p) || py::isinstance<py::array>(key))) return std::nullopt;
-  // Only bools make a mask: an int list or array is not converted twice (array_ids does it).
+  // Only bools make a mask: an int list or array is converted once, by parse.
   if (PyList_Check(p) && PyList_GET_SIZE(p) > 0 && !PyBool_Check(PyList_GET_ITEM(p, 0)) &&
       !PyList_Check(PyList_GET_ITEM(p, 0)))
     return std::nullopt;
@@ -300,7 +404,7 @@ Tensor masked_read(const Tensor& t, const Tensor& mask) {
 }
 
 // The value broadcasts to t[mask]'s shape (count, rest); each true position takes its
-// row through where(), as set_through_array does.
+// row through where(), as set_through_arrays does.
 void masked_write(const Tensor& t, const Tensor& mask, py::handle value) {
   check_writable("setitem", t);
   std::vector<int64_t> at = true_positions(mask);
@@ -326,8 +430,8 @@ void masked_write(const Tensor& t, const Tensor& mask, py::handle value) {
 Tensor index_tensor(const Tensor& t, py::handle key) {
   if (std::optional<Tensor> mask = mask_key(t, key)) return masked_read(t, *mask);
   ParsedKey k = parse(t, key);
-  Walked w = walk(t, k, false);
-  return w.array_dim > 0 && array_dim_leads(k) ? move_dim_to_front(w.view, w.array_dim) : w.view;
+  Walked w = walk(t, k);
+  return w.ids.empty() ? w.view : gather_arrays(k, w);
 }
 
 // The value of t[key] = value as a tensor on the view's device.
@@ -360,48 +464,42 @@ std::vector<int64_t> host_ids(const Tensor& ids) {
   return out;
 }
 
-// t[..., ids, ...] = value with no scatter kernel: each element of the view that an id
-// selects is replaced through where(hit, value at the id's position, view). The last of
+// t[..., i, j, ...] = value with no scatter kernel: each element of the view that the ids
+// select is replaced through where(hit, value at the ids' position, view). The last of
 // repeated ids wins, as in numpy.
-void set_through_array(const ParsedKey& k, const Walked& w, py::handle value) {
+void set_through_arrays(const ParsedKey& k, const Walked& w, py::handle value) {
   const Tensor& base = w.view;
-  const size_t ad = size_t(w.array_dim);
-  const int64_t size = base.shape()[ad];
-  std::vector<int64_t> ids = host_ids(*w.ids);
-  std::vector<int64_t> pos(size_t(size), 0);
-  std::vector<uint8_t> hit(size_t(size), 0);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    pos[size_t(ids[i])] = int64_t(i);
-    hit[size_t(ids[i])] = 1;
+  const Shape b = ids_shape(w), sizes = array_sizes(w);
+  const int64_t count = shape_numel(b), span = shape_numel(sizes);
+  std::vector<int64_t> lin(size_t(count), 0);
+  for (size_t j = 0; j < w.ids.size(); ++j) {
+    std::vector<int64_t> ids = host_ids(broadcast_to(w.ids[j], b));
+    for (size_t i = 0; i < lin.size(); ++i) lin[i] = lin[i] * sizes[j] + ids[i];
   }
-  // The value broadcasts to t[key]'s shape, whose array dim leads when numpy moves it.
-  Shape selected = base.shape();
-  selected[ad] = int64_t(ids.size());
-  const bool leads = ad > 0 && array_dim_leads(k);
-  Shape target = selected;
-  if (leads) {
-    target.erase(target.begin() + ptrdiff_t(ad));
-    target.insert(target.begin(), selected[ad]);
+  std::vector<int64_t> pos(size_t(span), 0);
+  std::vector<uint8_t> hit(size_t(span), 0);
+  for (size_t i = 0; i < lin.size(); ++i) {
+    pos[size_t(lin[i])] = int64_t(i);
+    hit[size_t(lin[i])] = 1;
   }
+  Placement p = placement(k, w);
+  const Shape target = spliced(p.rest, p.at, b);  // t[key]'s shape: the value broadcasts to it
   Tensor src = assigned_value(base, value);
   if (broadcast_shapes("setitem", src.shape(), target) != target)
     throw_shape_mismatch("setitem", src.shape(), target,
                          "the value must broadcast to the indexed shape");
-  Tensor spread = broadcast_to(src, target);
-  if (leads) {  // back to base's order: the leading dim returns to `ad`
-    Dims order;
-    for (int64_t d = 1; d <= int64_t(ad); ++d) order.push_back(d);
-    order.push_back(0);
-    for (int64_t d = int64_t(ad) + 1; d < spread.ndim(); ++d) order.push_back(d);
-    spread = permute(spread, order);
-  }
+  if (count == 0) return;
+  Dims back(p.order.size());  // the permutation that undoes p.order
+  for (size_t i = 0; i < p.order.size(); ++i) back[size_t(p.order[i])] = int64_t(i);
   Shape along(size_t(base.ndim()), 1);
-  along[ad] = size;
+  for (size_t j = 0; j < sizes.size(); ++j) along[size_t(w.array_dims[j])] = sizes[j];
   const DevicePtr& dev = base.device();
-  Tensor hit_t = reshape(from_host(hit.data(), {size}, DType::U8, dev), along);
-  Tensor pos_t = from_host(pos.data(), {size}, DType::I64, dev);
+  Tensor hit_t = reshape(from_host(hit.data(), {span}, DType::U8, dev), along);
+  Tensor pos_t = from_host(pos.data(), {span}, DType::I64, dev);
   gil_free_if(base.numel() >= kReleaseGilNumel, [&] {
-    Tensor moved = index_select(spread, int64_t(ad), pos_t);
+    Tensor flat = reshape(broadcast_to(src, target), spliced(p.rest, p.at, {count}));
+    Tensor moved = reshape(index_select(flat, p.at, pos_t), spliced(p.rest, p.at, sizes));
+    moved = permute(moved, back);
     if (moved.dtype() != base.dtype()) moved = to_dtype(moved, base.dtype());
     copy_into(where(hit_t, moved, base), base, "setitem");
   });
@@ -410,8 +508,8 @@ void set_through_array(const ParsedKey& k, const Walked& w, py::handle value) {
 void set_item(const Tensor& t, py::handle key, py::handle value) {
   if (std::optional<Tensor> mask = mask_key(t, key)) return masked_write(t, *mask, value);
   ParsedKey k = parse(t, key);
-  Walked w = walk(t, k, true);
-  if (w.ids) return set_through_array(k, w, value);
+  Walked w = walk(t, k);
+  if (!w.ids.empty()) return set_through_arrays(k, w, value);
   Tensor src = assigned_value(w.view, value);
   gil_free_if(w.view.numel() >= kReleaseGilNumel, [&] { copy_into(src, w.view, "setitem"); });
 }
