@@ -15,6 +15,17 @@ import numpy as np
 
 from .timing import EventTimer, cycling_recorder
 
+
+@contextlib.contextmanager
+def setting(set_value, before, value):
+    """`value` set while inside, `before` restored on the way out."""
+    set_value(value)
+    try:
+        yield
+    finally:
+        set_value(before)
+
+
 # Device kinds whose samples are timed by events on the device's stream; elsewhere the
 # host clock around the loop, which waits for the device at its end (Metal's events are
 # host timestamps after a queue wait, the same measurement).
@@ -96,26 +107,14 @@ class EmberLib(Lib):
         # dev.record_event(): an ember.Event after all work queued on the device's stream
         return EventTimer(self.dev.record_event) if self.has_events() else None
 
-    @contextlib.contextmanager
     def precision(self, mode):
         ember = self.ember
         get = getattr(ember, "get_float32_matmul_precision", None)
         before = get() if get is not None else "highest"  # ember's default, as torch's
-        ember.set_float32_matmul_precision(mode)
-        try:
-            yield
-        finally:
-            ember.set_float32_matmul_precision(before)
+        return setting(ember.set_float32_matmul_precision, before, mode)
 
-    @contextlib.contextmanager
     def tracking(self):
-        ember = self.ember
-        before = ember.is_tracking()
-        ember.set_tracking(True)
-        try:
-            yield
-        finally:
-            ember.set_tracking(before)
+        return setting(self.ember.set_tracking, self.ember.is_tracking(), True)
 
     def move_stmt(self, dst):
         return f"a.to_device({dst})"
@@ -203,15 +202,10 @@ class TorchLib(Lib):
         cuda = self.torch.cuda
         return EventTimer(cycling_recorder(lambda: cuda.Event(enable_timing=True)))
 
-    @contextlib.contextmanager
     def precision(self, mode):
         torch = self.torch
         before = torch.get_float32_matmul_precision()
-        torch.set_float32_matmul_precision(mode)
-        try:
-            yield
-        finally:
-            torch.set_float32_matmul_precision(before)
+        return setting(torch.set_float32_matmul_precision, before, mode)
 
 
 def import_torch() -> tuple[Any, str]:
