@@ -111,24 +111,18 @@ Tensor checked_ids(Tensor ids) {
   return ids;
 }
 
-int64_t host_scalar(const Tensor& t) {  // a 0-d int64 or int32 tensor
-  if (t.dtype() == DType::I32) {
-    int32_t v = 0;
-    to_host(t, &v);
-    return v;
-  }
-  int64_t v = 0;
-  to_host(t, &v);
-  return v;
-}
-
 // Negative ids count from the end, as in numpy and PyTorch (index_select itself takes
 // [0, size) only); an id outside [-size, size) names the user's dim.
 Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
   const bool is_signed = ids.dtype() == DType::I64 || ids.dtype() == DType::I32;
   if (!is_signed || ids.numel() == 0) return ids;  // unsigned: no negatives
-  const int64_t lo = host_scalar(reduce(ReduceOp::Min, ids, {}, false));
-  const int64_t hi = host_scalar(reduce(ReduceOp::Max, ids, {}, false));
+  // min and max read back together: one wait for the device, not two
+  Tensor range = to_dtype(
+      stack({reduce(ReduceOp::Min, ids, {}, false), reduce(ReduceOp::Max, ids, {}, false)}, 0),
+      DType::I64);
+  int64_t bounds[2] = {0, 0};
+  to_host(range, bounds);
+  const int64_t lo = bounds[0], hi = bounds[1];
   if (lo < -size) id_out_of_range(lo, size, source_dim);
   if (hi >= size) id_out_of_range(hi, size, source_dim);
   if (lo >= 0) return ids;
