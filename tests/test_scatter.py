@@ -43,7 +43,9 @@ def ids_view(ids, device, transposed):
     """The ids as an ember tensor, contiguous or a transposed (non-contiguous) view."""
     if not transposed:
         return ember.tensor(ids, device=device)
-    return ember.tensor(np.ascontiguousarray(ids.transpose(1, 0, 2)), device=device).permute(1, 0, 2)
+    return ember.tensor(np.ascontiguousarray(ids.transpose(1, 0, 2)), device=device).permute(
+        1, 0, 2
+    )
 
 
 # ---- scatter and scatter_add, every dtype
@@ -169,6 +171,15 @@ def test_scatter_zero_size(device):
         np.zeros((0, 4)),
         "float32",
     )
+
+
+def test_scatter_empty_index_skips_shape_rules(device):
+    # PyTorch's rule: an empty index writes nothing, whatever the shapes
+    t = ember.ones(2, 3, device=device)
+    ids = ember.zeros(0, dtype=ember.int64, device=device)
+    check_exact(t.scatter(1, ids, ember.ones(5, device=device)), np.ones((2, 3)), "float32")
+    with raises_op(ember.UnsupportedDTypeError, "scatter"):
+        t.scatter(1, ember.zeros(0, device=device), ember.ones(5, device=device))
 
 
 def test_scatter_zero_dim(device):

@@ -13,8 +13,10 @@ Tensor at_least_1d(const Tensor& t) {
   return t.ndim() == 0 ? t.view_as(Layout({1}, {0}, t.layout().offset())) : t;
 }
 
+// PyTorch's shape rules; an empty index writes nothing and, as there, skips them.
 void check_scatter_shapes(const char* op, const Tensor& t, int64_t d, const Tensor& ids,
                           const Tensor& src) {
+  if (ids.numel() == 0) return;
   if (ids.ndim() != t.ndim())
     throw_shape_mismatch(op, t.shape(), ids.shape(), "index needs as many dims as the input");
   if (src.ndim() != t.ndim())
