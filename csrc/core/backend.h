@@ -214,6 +214,13 @@ class BackendStorage {
   // with ids' shape.
   virtual void gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                       const Layout& ids_layout, BackendStorage& dst) const = 0;
+  // this[..][ids[i][j][k]][..] = src[i][j][k] for dim 1 (+= when `accumulate`; bool adds
+  // are logical or), in place through dst_layout. ids and src share ids' shape, ids are
+  // range-checked. Deterministic: each position of the other dims walks dim in order, so
+  // the last repeated id wins and adds sum in index order.
+  virtual void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
+                       const Layout& ids_layout, const BackendStorage& src,
+                       const Layout& src_layout, bool accumulate) = 0;
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend
@@ -259,7 +266,10 @@ class BackendStorage {
   void index_select(const Layout& src, int64_t dim, const BackendStorage& ids,                     \
                     const Layout& ids_layout, BackendStorage& dst) const override;                 \
   void gather(const Layout& src, int64_t dim, const BackendStorage& ids, const Layout& ids_layout, \
-              BackendStorage& dst) const override;
+              BackendStorage& dst) const override;                                                 \
+  void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,                   \
+               const Layout& ids_layout, const BackendStorage& src, const Layout& src_layout,      \
+               bool accumulate) override;
 
 // What core knows of a device kind, whether or not its backend is built into this ember:
 // each backend folder always compiles its description (kind.cpp), its factory only when

@@ -1,4 +1,4 @@
-#include "tensor.h"
+#include "index_checks.h"
 
 namespace ember {
 
@@ -31,9 +31,13 @@ int64_t scalar_i64(const Tensor& t) {
   return v;
 }
 
+}  // namespace
+
+namespace index_checks {
+
 // Every index must lie in [0, size): checked here once, for every backend, so that
 // no kernel ever reads out of bounds.
-void check_index_range(const char* op, const Tensor& ids, int64_t size) {
+void check_range(const char* op, const Tensor& ids, int64_t size) {
   if (ids.numel() == 0) return;
   int64_t lo = scalar_i64(reduce(ReduceOp::Min, ids, {}, false));
   int64_t hi = scalar_i64(reduce(ReduceOp::Max, ids, {}, false));
@@ -49,7 +53,7 @@ void check_index_range(const char* op, const Tensor& ids, int64_t size) {
   }
 }
 
-void check_index_dtype(const char* op, const Tensor& ids) {
+void check_dtype(const char* op, const Tensor& ids) {
   if (!is_index_dtype(ids.dtype()))
     throw_unsupported_dtype(
         op, ids.dtype(), ids.device(),
@@ -63,16 +67,7 @@ Tensor kernel_ids(const Tensor& ids) {
   return ids.dtype() == DType::I32 ? to_dtype(ids, DType::U32) : ids;
 }
 
-}  // namespace
-
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
-  int64_t d = wrap_dim("index_select", dim, t.ndim());
-  if (ids_in.ndim() != 1)
-    throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
-  Storage::check_same_device("index_select", *t.storage(), *ids_in.storage());
-  check_index_dtype("index_select", ids_in);
-  check_index_range("index_select", ids_in, t.shape()[size_t(d)]);
-  const Tensor ids = kernel_ids(ids_in);
+Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
   Shape shape = t.shape();
   shape[size_t(d)] = ids.numel();
   Tensor out = empty(shape, t.dtype(), t.device(), "index_select");
@@ -80,6 +75,20 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   t.storage()->impl().index_select(t.layout(), d, ids.storage()->impl(), ids.layout(),
                                    out.storage()->impl());
   return out;
+}
+
+}  // namespace index_checks
+
+using index_checks::kernel_ids;
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
+  int64_t d = wrap_dim("index_select", dim, t.ndim());
+  if (ids_in.ndim() != 1)
+    throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
+  Storage::check_same_device("index_select", *t.storage(), *ids_in.storage());
+  index_checks::check_dtype("index_select", ids_in);
+  index_checks::check_range("index_select", ids_in, t.shape()[size_t(d)]);
+  return index_checks::select_checked(t, d, kernel_ids(ids_in));
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
@@ -92,8 +101,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
       throw_shape_mismatch("gather", t.shape(), ids_in.shape(),
                            "indices may not be larger than the input in dim " + std::to_string(i));
   Storage::check_same_device("gather", *t.storage(), *ids_in.storage());
-  check_index_dtype("gather", ids_in);
-  check_index_range("gather", ids_in, t.shape()[size_t(d)]);
+  index_checks::check_dtype("gather", ids_in);
+  index_checks::check_range("gather", ids_in, t.shape()[size_t(d)]);
   const Tensor ids = kernel_ids(ids_in);
   Tensor out = empty(ids.shape(), t.dtype(), t.device(), "gather");
   StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});

@@ -183,4 +183,20 @@ Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids);
 
+// ---- the scatter family (ops_scatter.cpp), PyTorch's semantics. The plain forms write a
+// copy of t, the in-place ones (inplace = true) t itself, and return what they wrote.
+// src of scatter: ids' shape or larger in every dim; a repeated id takes the last
+// value (scatter) or the sum in index order (accumulate).
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& ids, const Tensor& src, bool accumulate,
+               bool inplace);
+// t[..., ids[i], ...] += alpha * source[..., i, ...] along dim; ids 1-D. alpha: a 0-d
+// tensor of t's dtype, or none for 1.
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& ids, const Tensor& source,
+                 const std::optional<Tensor>& alpha, bool inplace);
+// A copy of t with src written into t[start:end:step] along dim (step > 0).
+Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                     std::optional<int64_t> end, int64_t step);
+// weight's rows at ids (any shape): ids.shape + [weight.size(1)].
+Tensor embedding(const Tensor& ids, const Tensor& weight);
+
 }  // namespace ember

@@ -106,6 +106,9 @@ std::optional<Tensor> out_arg(py::handle out, const char* op);
 // ---- ops_sort.cpp
 void bind_sort(py::module_& m, py::class_<Tensor>& cls);  // called by bind_ops
 
+// ---- ops_scatter.cpp
+void bind_scatter(py::module_& m, py::class_<Tensor>& cls);  // called by bind_ops
+
 inline bool big(const Tensor& t) {  // large enough to release the GIL around its op
   return t.numel() >= kReleaseGilNumel;
 }

@@ -494,6 +494,7 @@ void bind_ops(py::module_& m, py::class_<Tensor>& cls) {
   bind_sort(m, cls);
   bind_shape(m, cls);
   bind_indexing(m, cls);
+  bind_scatter(m, cls);
   bind_creation(m);
 }
 

@@ -39,6 +39,7 @@ std::string kernel_op(const std::string& family, const std::string& kernel) {
     if (!is_dtype_token(parts[i]) && parts[i] != "strided")
       op += (op.empty() ? "" : "_") + parts[i];
   if (family == "index" && op == "select") return "index_select";
+  if (family == "scatter") return op.empty() ? "scatter" : "scatter_" + op;
   return op.empty() ? family : op;
 }
 

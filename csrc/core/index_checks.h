@@ -1,0 +1,18 @@
+// The checks every indexing op shares (ops_index.cpp), so that each op raises the same
+// errors and no kernel ever reads or writes out of bounds.
+#pragma once
+
+#include "tensor.h"
+
+namespace ember::index_checks {
+
+// Raises UnsupportedDTypeError naming `op` unless ids are int64, int32, uint32 or uint8.
+void check_dtype(const char* op, const Tensor& ids);
+// Raises IndexOutOfRange naming `op`, the bad id and the range unless ids lie in [0, size).
+void check_range(const char* op, const Tensor& ids, int64_t size);
+// ids as the kernels take them: int32 (range-checked, so >= 0) becomes uint32.
+Tensor kernel_ids(const Tensor& ids);
+// t.index_select(d, ids) for ids already checked (1-D, kernel_ids of an index dtype).
+Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids);
+
+}  // namespace ember::index_checks

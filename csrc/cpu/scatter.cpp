@@ -1,0 +1,80 @@
+// scatter / scatter_add into this storage. Indices were range-checked by core.
+#include <algorithm>
+#include <type_traits>
+
+#include "cpu_backend.h"
+#include "elementwise.h"
+
+namespace ember::cpu {
+
+namespace {
+
+int64_t id_at(const CpuStorage& ids, int64_t off) {
+  switch (ids.dtype()) {
+    case DType::I64: return ids.ptr<int64_t>()[off];
+    case DType::U32: return int64_t(ids.ptr<uint32_t>()[off]);
+    default: return int64_t(ids.ptr<uint8_t>()[off]);
+  }
+}
+
+// a + b in T: integers wrap, 16-bit floats add in float32 and round once.
+template <typename T>
+T add_one(T a, T b) {
+  if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>)
+    return wrap_add(a, b);
+  else
+    return T(float(a) + float(b));
+}
+
+// The storage offsets of position p of `shape` (dim held at 0) in three layouts.
+void base_offsets(int64_t p, const Shape& shape, int64_t dim, const Layout* const (&ls)[3],
+                  int64_t (&off)[3]) {
+  for (int k = 0; k < 3; ++k) off[k] = ls[k]->offset();
+  for (int64_t d = int64_t(shape.size()); d-- > 0;) {
+    if (d == dim) continue;
+    const int64_t i = p % shape[size_t(d)];
+    p /= shape[size_t(d)];
+    for (int k = 0; k < 3; ++k) off[k] += i * ls[k]->strides()[size_t(d)];
+  }
+}
+
+}  // namespace
+
+void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
+                         const Layout& ids_layout, const BackendStorage& src,
+                         const Layout& src_layout, bool accumulate) {
+  const Shape& shape = ids_layout.shape();
+  const int64_t len = shape[size_t(dim)];
+  if (ids_layout.numel() == 0) return;
+  const int64_t rows = ids_layout.numel() / len;
+  const CpuStorage& id = as_cpu(ids);
+  const bool logical = dtype_ == DType::Bool;
+  const Layout* const ls[3] = {&dst_layout, &ids_layout, &src_layout};
+  const int64_t ds = dst_layout.strides()[size_t(dim)], is = ids_layout.strides()[size_t(dim)],
+                ss = src_layout.strides()[size_t(dim)];
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    T* out = ptr<T>();
+    const T* in = as_cpu(src).ptr<T>();
+    // Each row (a position of the other dims) writes its own elements: rows run in
+    // parallel, a row's ids in order.
+    parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        int64_t off[3];
+        base_offsets(p, shape, dim, ls, off);
+        for (int64_t k = 0; k < len; ++k) {
+          T& o = out[off[0] + id_at(id, off[1] + k * is) * ds];
+          const T v = in[off[2] + k * ss];
+          if (!accumulate)
+            o = v;
+          else if (logical)
+            o = T(o != T(0) || v != T(0));
+          else
+            o = add_one(o, v);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,91 @@
+// scatter and scatter_add: one thread per row of the other dims, which walks its ids in
+// order, so that results are deterministic (the last repeated id wins; adds sum in index
+// order) and no atomics are needed: rows write disjoint elements.
+#include "common.cuh"
+
+namespace ember::cuda {
+
+namespace {
+
+enum class Combine { Set, Add, Or };  // Or: bool's add
+
+struct ScatterParams {
+  Walk<3> rows;  // dst, ids, src over the index's shape with 1 in the scatter dim
+  int64_t len, dst_stride, ids_stride, src_stride;
+};
+
+template <Combine c, typename T>
+__device__ __forceinline__ T combine(T a, T v) {
+  if constexpr (c == Combine::Set)
+    return v;
+  else if constexpr (c == Combine::Or)
+    return from_c<T>(to_c(a) != compute_t<T>(0) || to_c(v) != compute_t<T>(0) ? 1 : 0);
+  else  // 16-bit floats add in float32 and round once, integers wrap
+    return from_c<T>(wrap_add(to_c(a), to_c(v)));
+}
+
+template <Combine c, typename T, typename I>
+__global__ void scatter_kernel(T* dst, const I* ids, const T* src, int64_t n, ScatterParams p) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += step) {
+    int64_t off[3];
+    walk_offsets(p.rows, r, off);
+    for (int64_t k = 0; k < p.len; ++k) {
+      T& o = dst[off[0] + int64_t(ids[off[1] + k * p.ids_stride]) * p.dst_stride];
+      o = combine<c>(o, src[off[2] + k * p.src_stride]);
+    }
+  }
+}
+
+// `l` over the index's shape with 1 in `dim`: its rows' first elements.
+Layout rows_of(const Layout& l, const Shape& rows) {
+  return Layout(rows, l.strides(), l.offset());
+}
+
+// Calls f(T{}, I{}, Combine constant): the data's type, the ids' type and the combine.
+template <typename F>
+void dispatch_scatter(DType data, DType ids, bool accumulate, F&& f) {
+  dispatch(data, [&](auto t) {
+    const auto with_ids = [&](auto i) {
+      if (!accumulate) return f(t, i, std::integral_constant<Combine, Combine::Set>{});
+      if (data == DType::Bool) return f(t, i, std::integral_constant<Combine, Combine::Or>{});
+      return f(t, i, std::integral_constant<Combine, Combine::Add>{});
+    };
+    switch (ids) {
+      case DType::I64: return with_ids(int64_t{});
+      case DType::U32: return with_ids(uint32_t{});
+      case DType::U8: return with_ids(uint8_t{});
+      default: throw_invalid("scatter", "indices must be an integer tensor");
+    }
+  });
+}
+
+}  // namespace
+
+void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
+                          const Layout& ids_layout, const BackendStorage& src,
+                          const Layout& src_layout, bool accumulate) {
+  const Shape& shape = ids_layout.shape();
+  if (ids_layout.numel() == 0) return;
+  Shape rows = shape;
+  rows[size_t(dim)] = 1;
+  const Layout dl = rows_of(dst_layout, rows), il = rows_of(ids_layout, rows),
+               sl = rows_of(src_layout, rows);
+  ScatterParams p;
+  p.rows = make_walk<3>("scatter", rows, {&dl, &il, &sl});
+  p.len = shape[size_t(dim)];
+  p.dst_stride = dst_layout.strides()[size_t(dim)];
+  p.ids_stride = ids_layout.strides()[size_t(dim)];
+  p.src_stride = src_layout.strides()[size_t(dim)];
+  const int64_t n = ids_layout.numel() / p.len;
+  GpuScope scope(cuda().gpu());
+  dispatch_scatter(dtype_, ids.dtype(), accumulate, [&](auto t, auto i, auto c) {
+    using T = decltype(t);
+    using I = decltype(i);
+    scatter_kernel<decltype(c)::value><<<grid_for(n), kBlock, 0, stream()>>>(
+        ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, p);
+  });
+  cuda().check_launch(accumulate ? "scatter_add" : "scatter");
+}
+
+}  // namespace ember::cuda
