@@ -41,13 +41,13 @@ if has sanitize || has memcheck || has racecheck; then
   for tool in memcheck racecheck; do
     has sanitize || has "$tool" || continue
     files="tests/test_cuda.py tests/test_op_table.py tests/test_events.py tests/test_division.py"
-    files+=" tests/test_copy_and_pinned.py tests/test_sort.py tests/test_scan.py"
+    files+=" tests/test_copy_and_pinned.py tests/test_sort.py tests/test_scan.py tests/test_scatter.py"
     only=()
     if [ "$tool" = racecheck ]; then
       # racecheck checks shared memory. Only ember's kernels are instrumented: cuBLAS's
       # are not ours and, instrumented, take most of the time.
       files="${RACECHECK_FILES:-tests/test_reduce.py tests/test_matmul.py tests/test_op_table.py"
-      files+=" tests/test_scan.py tests/test_sort.py}"
+      files+=" tests/test_scan.py tests/test_sort.py tests/test_scatter.py}"
       only=(--kernel-name kns=ember)  # a substring of the mangled name
     fi
     echo "== compute-sanitizer --tool $tool ${only[*]}"
