@@ -175,3 +175,65 @@ def test_axis_and_keepdims_on_the_composed_reductions(pair, name):
         np.testing.assert_allclose(getattr(ember, name)(t, axis=1).numpy(), ref, rtol=1e-4)
     with pytest.raises(ember.InvalidArgumentError, match="got both"):
         getattr(t, name)(dim=0, axis=0)
+
+
+def test_axis_is_dim_for_the_scans_and_sorts(pair):
+    a, t = pair
+    np.testing.assert_allclose(t.cumsum(axis=1).numpy(), np.cumsum(a, axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ember.cumprod(t, axis=-1).numpy(), np.cumprod(a, axis=-1), rtol=1e-5)
+    np.testing.assert_array_equal(t.sort(axis=0).values.numpy(), np.sort(a, axis=0))
+    np.testing.assert_array_equal(ember.sort(t, axis=1).indices.numpy(), np.argsort(a, 1, "stable"))
+    np.testing.assert_array_equal(t.argsort(axis=0).numpy(), np.argsort(a, axis=0, kind="stable"))
+    np.testing.assert_array_equal(ember.argsort(t).numpy(), np.argsort(a, kind="stable"))
+    top = t.topk(2, axis=1)
+    np.testing.assert_array_equal(top.values.numpy(), -np.sort(-a, axis=1)[:, :2])
+    assert ember.topk(t, 3).values.shape == (3, 4, 3)  # the default is still the last dim
+
+
+def test_axis_is_dim_for_flip_roll_chunk_split(pair):
+    a, t = pair
+    np.testing.assert_array_equal(t.flip(axis=(0, 2)).numpy(), np.flip(a, axis=(0, 2)))
+    np.testing.assert_array_equal(ember.flip(t, axis=1).numpy(), np.flip(a, axis=1))
+    np.testing.assert_array_equal(t.flip(0).numpy(), np.flip(a, 0))
+    np.testing.assert_array_equal(t.roll(2, axis=1).numpy(), np.roll(a, 2, axis=1))
+    np.testing.assert_array_equal(
+        ember.roll(t, (1, -1), axis=(0, 2)).numpy(), np.roll(a, (1, -1), (0, 2))
+    )
+    parts = t.chunk(2, axis=-1)
+    assert [p.shape for p in parts] == [(3, 4, 3), (3, 4, 2)]
+    np.testing.assert_array_equal(parts[1].numpy(), a[..., 3:])
+    assert [p.shape for p in ember.chunk(t, 3)] == [(1, 4, 5)] * 3  # dim 0 by default
+    sizes = [p.shape for p in t.split(3, axis=1)]
+    assert sizes == [(3, 3, 5), (3, 1, 5)]
+    listed = ember.split(t, [1, 4], axis=2)
+    np.testing.assert_array_equal(listed[1].numpy(), a[:, :, 1:])
+
+
+@pytest.mark.parametrize(
+    "op, call",
+    [
+        ("cumsum", lambda t: t.cumsum(0, axis=1)),
+        ("cumprod", lambda t: ember.cumprod(t, dim=0, axis=0)),
+        ("sort", lambda t: t.sort(dim=0, axis=1)),
+        ("argsort", lambda t: ember.argsort(t, -1, axis=-1)),
+        ("topk", lambda t: t.topk(2, dim=0, axis=1)),
+        ("flip", lambda t: t.flip(0, axis=1)),
+        ("flip", lambda t: ember.flip(t, (0,), axis=1)),
+        ("roll", lambda t: t.roll(1, dims=0, axis=0)),
+        ("chunk", lambda t: t.chunk(2, dim=1, axis=1)),
+        ("split", lambda t: ember.split(t, 2, dim=0, axis=1)),
+    ],
+)
+def test_dim_and_axis_together_on_dim_ops_is_an_error_naming_the_op(pair, op, call):
+    _, t = pair
+    with pytest.raises(ember.InvalidArgumentError, match="got both") as info:
+        call(t)
+    assert str(info.value).startswith(op), str(info.value)
+    assert "axis" in str(info.value)
+
+
+def test_scans_need_a_dim(pair):
+    _, t = pair
+    for op in ("cumsum", "cumprod"):
+        with pytest.raises(ember.InvalidTypeError, match=f"{op}.*needs the dim"):
+            getattr(t, op)()

@@ -127,6 +127,34 @@ def test_repeat_bad_input(device):
         t.repeat(2, -1)
 
 
+# ---- repeat_interleave (np.repeat: each element in turn)
+
+
+@pytest.mark.parametrize("repeats, dim", [(2, None), (3, 0), (2, -1), (0, 1), (1, 2)], ids=str)
+def test_repeat_interleave(device, rng, repeats, dim):
+    for dtype, layout in (("float32", "transposed"), ("int32", "stepped"), ("bool", "reversed")):
+        t, x = make_view(rng, (2, 3, 2), dtype, device, layout)
+        ref = np.repeat(x, repeats, axis=dim)
+        check_exact(ember.repeat_interleave(t, repeats, dim), ref, dtype, device)
+        check_exact(t.repeat_interleave(repeats, dim=dim), ref, dtype)
+
+
+def test_repeat_interleave_zero_size_and_scalars(device):
+    assert ember.repeat_interleave(ember.zeros(0, 3, device=device), 2, 1).shape == (0, 6)
+    assert ember.repeat_interleave(ember.zeros(2, 0, device=device), 2).shape == (0,)
+    check_exact(ember.tensor(7, device=device).repeat_interleave(3), np.full(3, 7), "int64")
+
+
+def test_repeat_interleave_bad_input(device):
+    t, _ = arange_pair((2, 3), device)
+    with raises_op(ember.InvalidArgumentError, "repeat_interleave", ">= 0", "-1"):
+        t.repeat_interleave(-1)
+    with pytest.raises(ember.IndexOutOfRangeError, match="repeat_interleave"):
+        t.repeat_interleave(2, dim=2)
+    with raises_op(ember.InvalidTypeError, "repeat_interleave", "integer"):
+        ember.repeat_interleave(t, 1.5)
+
+
 @pytest.mark.parametrize("reps", [(2,), (1, 3), (2, 1, 2), (0,), (2, 2, 2, 2)], ids=str)
 def test_tile(device, reps, rng):
     for layout in LAYOUTS:

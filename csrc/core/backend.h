@@ -119,6 +119,9 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   // Fills dst (contiguous) with the counter-based stream of random.h starting at `counter`.
   virtual void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
                            double a, double b) = 0;
+  // Fills dst (contiguous int64) with random_below(seed, counter + i, range) + low.
+  virtual void fill_randint(BackendStorage& dst, uint64_t seed, uint64_t counter, int64_t low,
+                            uint64_t range) = 0;
 
   // Facts for the device report, e.g. {"blas": "OpenBLAS 0.3.28", "threads": "2"}.
   virtual std::map<std::string, std::string> info() const { return {}; }
@@ -235,7 +238,9 @@ class BackendStorage {
   std::unique_ptr<BackendStorage> from_host(const void* data, int64_t numel, DType dtype) \
       override;                                                                           \
   void fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter, \
-                   double a, double b) override;
+                   double a, double b) override;                                          \
+  void fill_randint(BackendStorage& dst, uint64_t seed, uint64_t counter, int64_t low,    \
+                    uint64_t range) override;
 
 // A backend's storage class declares every op family above with this one line and
 // defines them in its op files: a new family is declared here once, for every backend.

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "host_cast.h"
+#include "random.h"
 #include "tensor.h"
 
 namespace ember {
@@ -160,6 +161,38 @@ Tensor rand(const Shape& shape, double lo, double hi, DType dtype, const DeviceP
 
 Tensor randn(const Shape& shape, double mean, double std, DType dtype, const DevicePtr& device) {
   return random("randn", RandomDist::Normal, shape, mean, std, dtype, device);
+}
+
+namespace {
+// PyTorch's bounds: low and high - 1 in dtype (bool: 0 and 1); a float dtype takes the
+// integers its significand holds exactly, [-2^digits, 2^digits].
+void check_randint_range(int64_t low, int64_t high, DType dtype) {
+  const std::string got = "low=" + std::to_string(low) + ", high=" + std::to_string(high);
+  if (low >= high) throw_invalid("randint", "expects low < high, got " + got);
+  bool fits = int_fits(low, dtype) && int_fits(high - 1, dtype);
+  if (dtype == DType::Bool) fits = low >= 0 && high <= 2;
+  if (dtype_is_float(dtype)) {
+    const int64_t limit = int64_t(1) << uniform_bits(dtype);
+    fits = low >= -limit && high <= limit + 1;
+  }
+  if (!fits)
+    throw_invalid("randint", "the range [" + std::to_string(low) + ", " + std::to_string(high) +
+                                 ") does not fit dtype " + dtype_name(dtype) +
+                                 "; pass a wider dtype= or a smaller range");
+}
+}  // namespace
+
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype,
+               const DevicePtr& device) {
+  check_shape("randint", shape);
+  check_randint_range(low, high, dtype);
+  check_device_dtype("randint", dtype, device);
+  Tensor t = empty(shape, DType::I64, device, "randint");
+  auto [seed, counter] = device->take_random(uint64_t(t.numel()));
+  // The unsigned difference is exact for every int64 pair with low < high.
+  if (t.numel() > 0)
+    device->fill_randint(t.storage()->impl(), seed, counter, low, uint64_t(high) - uint64_t(low));
+  return dtype == DType::I64 ? t : to_dtype(t, dtype);
 }
 
 }  // namespace ember

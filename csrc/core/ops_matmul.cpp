@@ -49,4 +49,43 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   return dst.view_as(Layout(result));
 }
 
+namespace {
+// The checks matmul makes, in its order, but naming dot or mv (PyTorch's: same dtype, no bool).
+void check_vector_operands(const char* op, const Tensor& a, const Tensor& b) {
+  Storage::check_same_device(op, *a.storage(), *b.storage());
+  if (a.dtype() != b.dtype()) throw_dtype_mismatch(op, a.dtype(), b.dtype());
+  if (a.dtype() == DType::Bool)
+    throw_unsupported_dtype(op, DType::Bool, a.device(),
+                            "convert first, e.g. a.to(ember.int64) and b.to(ember.int64)");
+}
+}  // namespace
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  if (a.ndim() != 1 || b.ndim() != 1)
+    throw_shape_mismatch("dot", a.shape(), b.shape(),
+                         "expects two 1-D tensors (matmul takes matrices), got " +
+                             std::to_string(a.ndim()) + "-D and " + std::to_string(b.ndim()) +
+                             "-D");
+  if (a.numel() != b.numel())
+    throw_shape_mismatch("dot", a.shape(), b.shape(), "the vectors' lengths differ");
+  check_vector_operands("dot", a, b);
+  return matmul(a, b);  // (k) @ (k) is the 0-d sum of products
+}
+
+Tensor mv(const Tensor& mat, const Tensor& vec) {
+  if (mat.ndim() != 2 || vec.ndim() != 1)
+    throw_shape_mismatch("mv", mat.shape(), vec.shape(),
+                         "expects a 2-D matrix and a 1-D vector (matmul broadcasts batches), "
+                         "got " +
+                             std::to_string(mat.ndim()) + "-D and " + std::to_string(vec.ndim()) +
+                             "-D");
+  if (mat.shape()[1] != vec.numel())
+    throw_shape_mismatch("mv", mat.shape(), vec.shape(),
+                         "the matrix has " + std::to_string(mat.shape()[1]) +
+                             " columns but the vector " + std::to_string(vec.numel()) +
+                             " elements");
+  check_vector_operands("mv", mat, vec);
+  return matmul(mat, vec);
+}
+
 }  // namespace ember

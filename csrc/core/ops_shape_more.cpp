@@ -1,4 +1,5 @@
-// flip, roll, repeat, tile, chunk, split and pad, composed from views and strided copies.
+// flip, roll, repeat, tile, chunk, split, pad and repeat_interleave, composed from views and
+// strided copies.
 #include <algorithm>
 
 #include "tensor.h"
@@ -221,6 +222,19 @@ Tensor pad(const Tensor& t, const Shape& pads, PadMode mode, double value) {
     out = pad_dim(out, t.ndim() - 1 - int64_t(i), pads[2 * i], pads[2 * i + 1], mode);
   }
   return out.storage() == t.storage() ? clone(out) : out;
+}
+
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim) {
+  if (repeats < 0)
+    throw_invalid("repeat_interleave", "repeats must be >= 0, got " + std::to_string(repeats));
+  Tensor src = dim ? t : reshape(t, {t.numel()});  // PyTorch flattens without a dim
+  const int64_t d = dim ? wrap_dim("repeat_interleave", *dim, std::max<int64_t>(t.ndim(), 1)) : 0;
+  if (src.ndim() == 0) src = reshape(src, {1});  // a 0-d input acts as one element
+  const int64_t n = src.shape()[size_t(d)];
+  std::vector<int64_t> ids;
+  ids.reserve(size_t(n * repeats));
+  for (int64_t i = 0; i < n; ++i) ids.insert(ids.end(), size_t(repeats), i);
+  return index_select(src, d, from_host(ids.data(), {int64_t(ids.size())}, DType::I64, t.device()));
 }
 
 }  // namespace ember

@@ -49,6 +49,13 @@ inline int uniform_bits(DType d) {
   }
 }
 
+// Uniform in [0, range) for range >= 1 (range 0 stands for 2^64): the bits modulo range,
+// whose bias (at most range / 2^64) is below any test's resolution for practical ranges.
+EMBER_HOST_DEVICE inline uint64_t random_below(uint64_t seed, uint64_t counter, uint64_t range) {
+  const uint64_t bits = random_bits(seed, counter);
+  return range == 0 ? bits : bits % range;
+}
+
 // Standard normal by Box-Muller on two independent draws of the same counter.
 EMBER_HOST_DEVICE inline double random_normal(uint64_t seed, uint64_t counter) {
   double u1 = double((random_bits(seed, counter) >> 11) + 1) * (1.0 / 9007199254740993.0);

@@ -48,6 +48,8 @@ Tensor arange(double start, double stop, double step, DType dtype, const DeviceP
 Tensor eye(int64_t n, int64_t m, DType dtype, const DevicePtr& device);
 Tensor rand(const Shape& shape, double lo, double hi, DType dtype, const DevicePtr& device);
 Tensor randn(const Shape& shape, double mean, double std, DType dtype, const DevicePtr& device);
+// Integers uniform in [low, high), drawn as int64 from the device's stream, then cast.
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, const DevicePtr& device);
 // From contiguous host data of the given dtype (copied).
 Tensor from_host(const void* data, const Shape& shape, DType dtype, const DevicePtr& device);
 // A view of host memory that `owner` keeps alive (zero-copy import): `layout` views the
@@ -124,6 +126,8 @@ SortResult topk(const Tensor& t, int64_t k, int64_t dim, bool largest);
 
 // ---- linear algebra (ops_matmul.cpp)
 Tensor matmul(const Tensor& lhs, const Tensor& rhs);
+Tensor dot(const Tensor& a, const Tensor& b);     // 1-D by 1-D, the same length: a 0-d result
+Tensor mv(const Tensor& mat, const Tensor& vec);  // (n, m) by (m): (n)
 
 // ---- shape (ops_shape.cpp): views unless said otherwise
 Tensor reshape(const Tensor& t, Shape shape);  // copies when the strides need it
@@ -198,5 +202,15 @@ Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optio
                      std::optional<int64_t> end, int64_t step);
 // weight's rows at ids (any shape): ids.shape + [weight.size(1)].
 Tensor embedding(const Tensor& ids, const Tensor& weight);
+
+// ---- resampling (ops_resample.cpp), composed from index_select and elementwise ops.
+// PyTorch's interpolate of (N, C, W) or (N, C, H, W): `size` or `scales` (one per
+// spatial dim, exactly one of the two non-empty); mode "nearest", "linear" (3-D) or
+// "bilinear" (4-D); align_corners only with the linear modes (nullopt: False).
+Tensor interpolate(const Tensor& t, const Shape& size, const std::vector<double>& scales,
+                   const std::string& mode, std::optional<bool> align_corners);
+// Each element `repeats` times along `dim` (nullopt: of the flattened input), by
+// index_select (ops_shape_more.cpp).
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim);
 
 }  // namespace ember

@@ -86,6 +86,15 @@ void CpuDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed,
   });
 }
 
+void CpuDevice::fill_randint(BackendStorage& dst, uint64_t seed, uint64_t counter, int64_t low,
+                             uint64_t range) {
+  int64_t* out = as_cpu(dst).ptr<int64_t>();
+  parallel_for(dst.numel(), kParallelGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)  // unsigned sum: low + range - 1 may pass INT64_MAX
+      out[i] = int64_t(uint64_t(low) + random_below(seed, counter + uint64_t(i), range));
+  });
+}
+
 std::map<std::string, std::string> CpuDevice::info() const {
   return {{"blas", blas_name()},
           {"blas_threads", std::to_string(blas_threads())},

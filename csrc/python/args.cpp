@@ -157,6 +157,11 @@ py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op) {
   return axis;
 }
 
+int64_t one_dim(py::handle dim, py::handle axis, int64_t fallback, const char* op) {
+  py::handle d = dim_or_axis(dim, axis, op);
+  return d.is_none() ? fallback : int_arg(d, op);
+}
+
 // keepdims= is numpy's name for keepdim= (PyTorch takes it too).
 bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op) {
   if (keepdims.is_none()) return keepdim;

@@ -44,6 +44,7 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_index(py::class_<Tensor>& cls);
 void bind_ops(py::module_& m, py::class_<Tensor>& cls);
 void bind_ops_more(py::module_& m, py::class_<Tensor>& cls);  // ops_more.cpp: composed ops
+void bind_ops_misc(py::module_& m, py::class_<Tensor>& cls);  // ops_misc.cpp
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 
@@ -74,6 +75,8 @@ Dims dims_arg(py::handle obj, const char* op);           // None (all), an int, 
 // axis= is numpy's name for dim= (PyTorch takes it too): `axis` when given, else `dim`;
 // both given is an InvalidArgumentError naming op.
 py::handle dim_or_axis(py::handle dim, py::handle axis, const char* op);
+// One dim from dim= or axis= (as dim_or_axis); `fallback` when neither is given.
+int64_t one_dim(py::handle dim, py::handle axis, int64_t fallback, const char* op);
 // keepdims= likewise for keepdim=: keepdims when given (keepdim=True as well is an error).
 bool keepdim_or_keepdims(bool keepdim, py::handle keepdims, const char* op);
 

@@ -18,6 +18,7 @@ PYBIND11_MODULE(_core, m) {
   ep::bind_index(tensor);
   ep::bind_ops(m, tensor);
   ep::bind_ops_more(m, tensor);
+  ep::bind_ops_misc(m, tensor);
   ep::bind_numpy(m, tensor);
   ep::bind_dlpack(m, tensor);
   ep::bind_tracking(m, tensor);

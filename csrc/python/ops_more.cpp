@@ -31,17 +31,25 @@ void def_both(py::module_& m, py::class_<Tensor>& cls, const char* name, Fn&& fn
 // ---- shape
 
 // t.flip(0, 1), t.flip((0, 1)); ember.flip(t, dims)
-Tensor flip_method(const Tensor& t, const py::args& dims) {
-  Dims d = shape_args(dims, "flip");
+Tensor flip_method(const Tensor& t, const py::args& dims, py::handle axis) {
+  if (!axis.is_none() && dims.size() > 0)
+    throw_invalid("flip", "got both dims and axis= (axis is numpy's name for dims); pass one");
+  Dims d = axis.is_none() ? shape_args(dims, "flip") : shape_arg(axis, "flip");
   return gil_free_if(big(t), [&] { return flip(t, d); });
 }
-Tensor flip_fn(const Tensor& t, py::handle dims) {
-  Dims d = shape_arg(dims, "flip");
+Tensor flip_fn(const Tensor& t, py::handle dims, py::handle axis) {
+  if (dims.is_none() && axis.is_none())
+    throw_invalid("flip", "needs the dims to flip: flip(t, dims)");
+  if (!dims.is_none() && !axis.is_none())
+    throw_invalid("flip", "got both dims and axis= (axis is numpy's name for dims); pass one");
+  Dims d = shape_arg(axis.is_none() ? dims : axis, "flip");
   return gil_free_if(big(t), [&] { return flip(t, d); });
 }
 
-Tensor roll_fn(const Tensor& t, py::handle shifts, py::handle dims) {
-  Dims s = shape_arg(shifts, "roll"), d = dims_arg(dims, "roll");
+Tensor roll_fn(const Tensor& t, py::handle shifts, py::handle dims, py::handle axis) {
+  if (!dims.is_none() && !axis.is_none())
+    throw_invalid("roll", "got both dims and axis= (axis is numpy's name for dims); pass one");
+  Dims s = shape_arg(shifts, "roll"), d = dims_arg(axis.is_none() ? dims : axis, "roll");
   return gil_free_if(big(t), [&] { return roll(t, s, d); });
 }
 
@@ -59,12 +67,13 @@ Tensor tile_fn(const Tensor& t, py::handle reps) {
   return gil_free_if(big(t), [&] { return tile(t, r); });
 }
 
-py::tuple chunk_fn(const Tensor& t, py::handle chunks, int64_t dim) {
-  return tensor_tuple(chunk(t, int_arg(chunks, "chunk"), dim));
+py::tuple chunk_fn(const Tensor& t, py::handle chunks, py::handle dim, py::handle axis) {
+  return tensor_tuple(chunk(t, int_arg(chunks, "chunk"), one_dim(dim, axis, 0, "chunk")));
 }
 
 // split(int) gives parts of that size; split(list) parts of the listed sizes.
-py::tuple split_fn(const Tensor& t, py::handle sizes, int64_t dim) {
+py::tuple split_fn(const Tensor& t, py::handle sizes, py::handle dim_in, py::handle axis) {
+  const int64_t dim = one_dim(dim_in, axis, 0, "split");
   PyObject* o = sizes.ptr();
   if (PyList_Check(o) || PyTuple_Check(o))
     return tensor_tuple(split_sizes(t, shape_arg(sizes, "split"), dim));
@@ -94,16 +103,19 @@ Tensor pad_fn(const Tensor& t, py::handle pads, const std::string& mode, py::han
 }
 
 void bind_shape_more(py::module_& m, py::class_<Tensor>& cls) {
-  cls.def("flip", &flip_method);
-  m.def("flip", &flip_fn, py::arg("input"), py::arg("dims"));
-  def_both(m, cls, "roll", &roll_fn, py::arg("shifts"), py::arg("dims") = py::none());
+  auto axis = py::arg("axis") = py::none();  // numpy's name for dim / dims
+  auto dim = py::arg("dim") = py::none();    // 0 when None
+  cls.def("flip", &flip_method, axis);
+  m.def("flip", &flip_fn, py::arg("input"), py::arg("dims") = py::none(), py::kw_only(), axis);
+  def_both(m, cls, "roll", &roll_fn, py::arg("shifts"), py::arg("dims") = py::none(), py::kw_only(),
+           axis);
   cls.def("repeat", &repeat_method);  // PyTorch has no torch.repeat function
   cls.def("tile", &tile_method);
   m.def("tile", &tile_fn, py::arg("input"), py::arg("dims"));
-  def_both(m, cls, "chunk", &chunk_fn, py::arg("chunks"), py::arg("dim") = 0);
-  cls.def("split", &split_fn, py::arg("split_size"), py::arg("dim") = 0);
-  m.def("split", &split_fn, py::arg("tensor"), py::arg("split_size_or_sections"),
-        py::arg("dim") = 0);
+  def_both(m, cls, "chunk", &chunk_fn, py::arg("chunks"), dim, py::kw_only(), axis);
+  cls.def("split", &split_fn, py::arg("split_size"), dim, py::kw_only(), axis);
+  m.def("split", &split_fn, py::arg("tensor"), py::arg("split_size_or_sections"), dim,
+        py::kw_only(), axis);
   m.def("pad", &pad_fn, py::arg("input"), py::arg("pad"), py::arg("mode") = "constant",
         py::arg("value") = py::none(),
         "torch.nn.functional.pad: (left, right) pairs from the last dim backwards");

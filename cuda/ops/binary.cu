@@ -52,6 +52,7 @@ __device__ T int_trunc_div(T a, T b) {
 EMBER_CUDA_MATH2(m_pow, powf, pow)
 EMBER_CUDA_MATH2(m_fmod, fmodf, fmod)
 EMBER_CUDA_MATH2(m_copysign, copysignf, copysign)
+EMBER_CUDA_MATH2(m_atan2, atan2f, atan2)
 #undef EMBER_CUDA_MATH2
 __device__ __forceinline__ float m_floor(float x) {
   return floorf(x);
@@ -159,7 +160,8 @@ EMBER_CUDA_OP2(TruncDivide, trunc_div_op(x, y))
 EMBER_CUDA_OP2(Pow, pow_op(x, y))
 EMBER_CUDA_OP2(Maximum, nan_max(x, y))
 EMBER_CUDA_OP2(Minimum, nan_min(x, y))
-EMBER_CUDA_OP2(BitwiseAnd, x & y)  // integers and bool only (the Integer class)
+EMBER_CUDA_OP2(Atan2, m_atan2(x, y))  // floats only (ToFloat)
+EMBER_CUDA_OP2(BitwiseAnd, x& y)      // integers and bool only (the Integer class)
 EMBER_CUDA_OP2(BitwiseOr, x | y)
 EMBER_CUDA_OP2(BitwiseXor, x ^ y)
 EMBER_CUDA_OP2(Eq, x == y)

@@ -1,4 +1,4 @@
-// uniform and normal fills: the counter-based stream of core/random.h, element i from
+// uniform, normal and integer fills: the counter-based stream of core/random.h, element i from
 // (seed, counter + i), so the GPU draws exactly the CPU's numbers.
 #include "common.cuh"
 #include "core/random.h"
@@ -23,7 +23,24 @@ __global__ void fill_random_kernel(T* out, int64_t n, bool normal, uint64_t seed
   }
 }
 
+__global__ void fill_randint_kernel(int64_t* out, int64_t n, uint64_t seed, uint64_t counter,
+                                    int64_t low, uint64_t range) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = int64_t(uint64_t(low) + random_below(seed, counter + uint64_t(i), range));
+}
+
 }  // namespace
+
+void CudaDevice::fill_randint(BackendStorage& dst, uint64_t seed, uint64_t counter, int64_t low,
+                              uint64_t range) {
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  GpuScope scope(gpu());
+  fill_randint_kernel<<<grid_for(n), kBlock, 0, stream()>>>(as_cuda(dst).ptr<int64_t>(), n, seed,
+                                                            counter, low, range);
+  check_launch("fill_randint");
+}
 
 void CudaDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t seed, uint64_t counter,
                              double a, double b) {

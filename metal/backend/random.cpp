@@ -52,4 +52,14 @@ void MetalDevice::fill_random(BackendStorage& dst, RandomDist dist, uint64_t see
   launch_elementwise(*this, "random", kernel, {&as_metal(dst)}, p, dst.numel());
 }
 
+void MetalDevice::fill_randint(BackendStorage& dst, uint64_t seed, uint64_t counter, int64_t low,
+                               uint64_t range) {
+  RandintKParams p{};
+  p.key = splitmix64(seed);
+  p.counter = counter;
+  p.low = uint64_t(low);
+  p.range = range;
+  launch_elementwise(*this, "random", "random_int_i64", {&as_metal(dst)}, p, dst.numel());
+}
+
 }  // namespace ember::metal

@@ -207,6 +207,12 @@ inline float pow(float x, float y) {
 inline half pow(half x, half y) {
   return half(std::pow(float(x), float(y)));
 }
+inline float atan2(float y, float x) {
+  return std::atan2(y, x);
+}
+inline half atan2(half y, half x) {
+  return half(std::atan2(float(y), float(x)));
+}
 // powr: defined for x >= 0 only (NaN below).
 inline float powr(float x, float y) {
   return x < 0.0f ? NAN : std::pow(x, y);

@@ -182,6 +182,13 @@ struct BinaryMinimum {
     return ew_min(a, b);
   }
 };
+// Floats only (ToFloat: core casts integer inputs to float32 first).
+struct BinaryAtan2 {
+  template <typename C>
+  C operator()(C a, C b) {
+    return atan2(a, b);
+  }
+};
 
 // Integers and bool only (the Integer class); bool's bytes stay 0 or 1.
 struct BinaryBitwiseAnd {
@@ -232,6 +239,7 @@ EMBER_BINARY_ALL(trunc_divide, BinaryTruncDivide)
 EMBER_BINARY_ALL(pow, BinaryPow)
 EMBER_BINARY_ALL(maximum, BinaryMaximum)
 EMBER_BINARY_ALL(minimum, BinaryMinimum)
+EMBER_BINARY_TO_FLOAT(atan2, BinaryAtan2)
 EMBER_BINARY_INTEGER(bitwise_and, BinaryBitwiseAnd)
 EMBER_BINARY_INTEGER(bitwise_or, BinaryBitwiseOr)
 EMBER_BINARY_INTEGER(bitwise_xor, BinaryBitwiseXor)

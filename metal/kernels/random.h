@@ -19,3 +19,12 @@ struct RandomKParams {
   uint32_t check;  // uniform: 1 when b > a (the CPU's rule for values rounded up to b)
   uint32_t pad;
 };
+
+// randint: dst[i] = low + random_below(seed, counter + i, range) (core/random.h).
+struct RandintKParams {
+  uint64_t key;          // splitmix64(seed)
+  uint64_t counter;      // counter of element 0
+  int64_t start, count;  // the elements of this launch
+  uint64_t low;          // the int64 low bound's bits
+  uint64_t range;        // high - low; 0 stands for 2^64
+};

@@ -1,4 +1,4 @@
-// rand / randn: the counter-based stream of core/random.h, with 64-bit integer math for
+// rand / randn / randint: the counter-based stream of core/random.h, with 64-bit integer math for
 // the bits and float math for the values, where the CPU uses double:
 // - uniform: u is exact (a grid of the dtype's significand) and a + (b - a) * u is
 //   evaluated in two-float arithmetic (~48 bits) and rounded once, so values equal the
@@ -106,6 +106,17 @@ kernel void random_normal(device T* dst [[buffer(0)]], constant RandomKParams& p
   dst[i] = Num<T>::store(affine_2f(p.a_hi, p.a_lo, p.scale_hi, p.scale_lo, z));
 }
 
+template <typename T>
+kernel void random_int(device T* dst [[buffer(0)]], constant RandintKParams& p [[buffer(1)]],
+                       EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
+  const ulong bits = splitmix64(p.key ^ (p.counter + ulong(i)));
+  dst[i] = T(p.low + (p.range == 0 ? bits : bits % p.range));
+}
+
+EMBER_IF_I64(EMBER_KERNEL(random_int_i64, random_int<int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_f32, random_uniform<float>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_f16, random_uniform<half>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(random_uniform_bf16, random_uniform<bf16_t>))

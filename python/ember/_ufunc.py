@@ -25,6 +25,7 @@ _UFUNC_OPS = {
     np.power: "pow",
     np.maximum: "maximum",
     np.minimum: "minimum",
+    np.arctan2: "atan2",
     np.equal: "eq",
     np.not_equal: "ne",
     np.less: "lt",
