@@ -165,8 +165,8 @@ def build_cases() -> list[tuple[str, str, str]]:
         "t[1:2.5]": TYPE,
         "t['a':]": TYPE,
         "t[::1.0]": TYPE,
-        "t[[0], [0]]": VALUE,
-        "t[[[0]]]": VALUE,
+        "t[[0, 1], [0, 1, 2]]": INDEX,  # index arrays that do not broadcast
+        "t[[[0]], [3]]": RANGE,
         "t[[5]]": RANGE,
         "t[[0.5]]": INDEX,  # IndexError, as numpy's and PyTorch's
         "t[[-3]]": RANGE,
@@ -174,7 +174,7 @@ def build_cases() -> list[tuple[str, str, str]]:
         "t['a'] = 1": INDEX,
         "t[1.5] = 1": INDEX,
         "t[5] = 1": RANGE,
-        "t[[0], [0]] = 1": VALUE,
+        "t[[0, 1], [0, 1, 2]] = 1": INDEX,
         "t[[5]] = 1": RANGE,
         "t[[0, 1]] = ember.zeros(4, device=dev)": SHAPE,
         "t[0] = 'a'": VALUE,
