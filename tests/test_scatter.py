@@ -6,6 +6,7 @@ from __future__ import annotations
 import ember
 import numpy as np
 import pytest
+from conftest import DEVICE_SPECS
 from helpers import (
     NP_DTYPE,
     check_exact,
@@ -363,7 +364,7 @@ def test_scatter_checks_shapes_then_devices_then_dtypes(device):
     bad_dtype_and_shape = ember.ones(2, 1, dtype=ember.int64, device=device)
     with raises_op(ember.ShapeMismatchError, "scatter"):
         t.scatter(0, ids, bad_dtype_and_shape)
-    other = [s for s in ("cpu", "metal", "cuda") if s != device.kind and s in _specs()]
+    other = [s for s in ("cpu", "metal", "cuda") if s != device.kind and s in DEVICE_SPECS]
     if not other:
         pytest.skip("one device kind in this build: no device mismatch to make")
     far = ember.ones(2, 2, dtype=ember.int64, device=other[0])
@@ -375,15 +376,6 @@ def test_scatter_checks_shapes_then_devices_then_dtypes(device):
         ember.embedding(ember.tensor([0], device=other[0]), t)
     with raises_op(ember.DeviceMismatchError, "slice_scatter"):
         t.slice_scatter(ember.ones(1, 4, device=other[0]), start=2)
-
-
-def _specs():
-    specs = ["cpu"]
-    if ember.metal_is_available():
-        specs.append("metal")
-    if ember.cuda_is_available():
-        specs.append("cuda")
-    return specs
 
 
 def test_scatter_into_overlapping_view_refused(device):
