@@ -468,3 +468,40 @@ def test_launch_cost_reports_the_cpu_rows(capsys, monkeypatch):
     assert "ember cpu a + b tracked" in out
     assert len(calls) == 4
     assert not ember.is_tracking()  # restored after the tracked row
+
+
+def test_median_interval_is_the_binomial_order_statistics():
+    from math import comb
+
+    from benchmarks.tracking_cost import median_interval
+
+    def below(n, j):  # P(Binomial(n, 1/2) <= j)
+        return sum(comb(n, i) for i in range(j + 1)) / 2**n
+
+    for n in range(6, 41):
+        lo, hi = median_interval([float(i) for i in range(n)])
+        j = int(lo)
+        assert hi == n - 1 - j
+        assert 1 - 2 * below(n, j) >= 0.95  # the interval covers the median at 95%
+        assert 1 - 2 * below(n, j + 1) < 0.95  # and is the narrowest such
+    assert median_interval([float(i) for i in range(20)]) == (5.0, 14.0)  # a table value
+
+
+def test_tracking_cost_refuses_a_baseline_with_tracking_compiled_in():
+    # The installed ember is no baseline: the A/B must say so, not compare a build to itself.
+    site_dir = os.path.dirname(os.path.dirname(ember.__file__))
+    cmd = [sys.executable, "-m", "benchmarks.tracking_cost", "--baseline", site_dir]
+    cmd += ["--pairs", "6", "--calls", "10", "--samples", "1"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "the baseline" in proc.stderr and "has tracking compiled in" in proc.stderr
+    assert "-DEMBER_TRACKING=OFF" in proc.stderr
+
+
+def test_tracking_cost_child_times_the_one_element_add():
+    from benchmarks.tracking_cost import child
+
+    got = child(calls=10, samples=1)
+    assert got["tracking_compiled"] is True and got["tracking_on"] is False
+    for row in ("numpy a + b", "ember cpu a + b", "numpy add(out=)", "ember cpu add(out=)"):
+        assert got["rows"][row] > 0

@@ -15,23 +15,36 @@ namespace ember {
 
 class Storage {
  public:
-  explicit Storage(std::unique_ptr<BackendStorage> impl)
-      : impl_(std::move(impl)), tracked_(tracking::enabled()) {}
+  explicit Storage(std::unique_ptr<BackendStorage> impl) : impl_(std::move(impl)) {}
   BackendStorage& impl() { return *impl_; }
   const BackendStorage& impl() const { return *impl_; }
   DType dtype() const { return impl_->dtype(); }
   int64_t numel() const { return impl_->numel(); }
   const DevicePtr& device() const { return impl_->device(); }
   std::shared_mutex& mutex() const { return mu_; }
+#if EMBER_TRACKING
   // Where the user's code created this storage, or null (tracking off, or made inside ember).
-  tracking::Site site() const { return site_.load(std::memory_order_acquire); }
+  tracking::Site site() const {
+    return site_.load(std::memory_order_acquire);
+  }
   // Made while tracking was on: only such storages get a site.
-  bool tracked() const { return tracked_; }
+  bool tracked() const {
+    return tracked_;
+  }
   // Records `site` unless one is recorded already (the first tensor handed to Python wins).
   void set_site(tracking::Site site) const {
     tracking::Site none = nullptr;
     site_.compare_exchange_strong(none, site, std::memory_order_acq_rel);
   }
+#else
+  tracking::Site site() const {
+    return nullptr;
+  }
+  bool tracked() const {
+    return false;
+  }
+  void set_site(tracking::Site) const {}
+#endif
 
   // Raises DeviceMismatch naming `op` when the two live on different Devices.
   static void check_same_device(const std::string& op, const Storage& lhs, const Storage& rhs);
@@ -41,8 +54,10 @@ class Storage {
  private:
   std::unique_ptr<BackendStorage> impl_;
   mutable std::shared_mutex mu_;
-  bool tracked_;
+#if EMBER_TRACKING
+  bool tracked_ = tracking::enabled();
   mutable std::atomic<tracking::Site> site_{nullptr};
+#endif
 };
 
 // Holds shared locks on the inputs and exclusive locks on the outputs of one op,

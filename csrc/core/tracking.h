@@ -1,7 +1,13 @@
 // Tensor provenance, opt-in (ember.set_tracking / EMBER_TRACK_TENSORS=1): each storage
 // remembers where the user's code created it, so a DeviceMismatchError can name both sites.
-// Off, the whole cost is one relaxed load per tensor handed to Python.
+// Off, the whole cost is one relaxed load per tensor handed to Python. Building with
+// EMBER_TRACKING=0 (cmake -DEMBER_TRACKING=OFF) compiles it out: the baseline against which
+// benchmarks/tracking_cost.py measures that cost.
 #pragma once
+
+#ifndef EMBER_TRACKING
+#define EMBER_TRACKING 1
+#endif
 
 #include <atomic>
 #include <string>
@@ -16,7 +22,11 @@ inline std::atomic<bool>& enabled_flag() {
   return flag;
 }
 inline bool enabled() {
+#if EMBER_TRACKING
   return enabled_flag().load(std::memory_order_relaxed);
+#else
+  return false;  // constant: every check folds away
+#endif
 }
 inline void set_enabled(bool on) {
   enabled_flag().store(on, std::memory_order_relaxed);

@@ -340,7 +340,7 @@ Tensor gather_arrays(const ParsedKey& k, const Walked& w) {
       lin =
           binary(BinaryOp::Add, binary(BinaryOp::Mul, lin, full_int({}, sizes[j], DType::I64, dev)),
                  to_dtype(w.ids[j], DType::I64));
-    lin = reshape(contiguous(broadcast_to(lin, b)), {shape_numel(b)});
+    lin = reshape(broadcast_to(lin, b), {shape_numel(b)});  // index_select takes any layout
     Tensor x = reshape(permute(w.view, p.order), spliced(p.rest, p.at, {shape_numel(sizes)}));
     return reshape(index_select(x, p.at, lin), spliced(p.rest, p.at, b));
   });

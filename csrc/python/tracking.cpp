@@ -46,6 +46,18 @@ bool env_on(const char* name) {
   return v && *v && std::string(v) != "0";
 }
 
+// Compiled out (EMBER_TRACKING=0, the baseline of benchmarks/tracking_cost.py): asking for
+// provenance says so instead of silently recording nothing.
+void set_tracking(bool on) {
+  if (on && !EMBER_TRACKING)
+    throw Error(ErrorKind::InvalidArgument,
+                "set_tracking(True): this ember was built with -DEMBER_TRACKING=OFF, which "
+                "compiles tensor provenance out (a baseline for measuring its cost); reinstall "
+                "ember without that option to record creation sites")
+        .with("op", "set_tracking");
+  tracking::set_enabled(on);
+}
+
 }  // namespace
 
 void record_site(const Tensor& t) {
@@ -58,8 +70,17 @@ void record_site(const Tensor& t) {
 }
 
 void bind_tracking(py::module_& m, py::class_<Tensor>& cls) {
-  tracking::set_enabled(env_on("EMBER_TRACK_TENSORS"));
-  m.def("set_tracking", &tracking::set_enabled, py::arg("enabled"),
+  if (env_on("EMBER_TRACK_TENSORS")) {
+    if (EMBER_TRACKING)
+      tracking::set_enabled(true);
+    else if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                          "EMBER_TRACK_TENSORS is set, but this ember was built with "
+                          "-DEMBER_TRACKING=OFF: no creation sites are recorded",
+                          1) < 0)
+      throw py::error_already_set();
+  }
+  m.attr("_tracking_compiled") = py::bool_(EMBER_TRACKING);
+  m.def("set_tracking", &set_tracking, py::arg("enabled"),
         "Record where each tensor is created (file:line and function), so that a "
         "DeviceMismatchError names both tensors' creation sites. Off by default.");
   m.def("is_tracking", &tracking::enabled, "Whether ember.set_tracking is on.");
