@@ -166,7 +166,9 @@ def time_pairs(baseline: str, pairs: int, calls: int, samples: int) -> int:
 def _instructions(baseline: str | None, calls: int) -> int:
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
     cmd += ["-m", "benchmarks.tracking_cost", "--count-child", "--calls", str(calls)]
-    out = subprocess.run(cmd, env=_env(baseline), capture_output=True, text=True, check=False)
+    # one thread each: idle pool threads spinning would add counts that vary run to run
+    env = _env(baseline) | {k: "1" for k in ("EMBER_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     found = re.search(r"Collected\s*:\s*(\d+)", out.stderr)
     if out.returncode != 0 or not found:
         raise SystemExit(f"callgrind failed:\n{out.stderr[-2000:]}")

@@ -47,8 +47,9 @@ if has sanitize || has memcheck || has racecheck; then
     if [ "$tool" = racecheck ]; then
       # racecheck checks shared memory. Only ember's kernels are instrumented: cuBLAS's
       # are not ours and, instrumented, take most of the time.
-      files="${RACECHECK_FILES:-tests/test_reduce.py tests/test_matmul.py tests/test_op_table.py"
-      files+=" tests/test_scan.py tests/test_sort.py tests/test_scatter.py}"
+      files="tests/test_reduce.py tests/test_matmul.py tests/test_op_table.py"
+      files+=" tests/test_scan.py tests/test_sort.py tests/test_scatter.py"
+      files="${RACECHECK_FILES:-$files}"
       only=(--kernel-name kns=ember)  # a substring of the mangled name
     fi
     echo "== compute-sanitizer --tool $tool ${only[*]}"
