@@ -29,50 +29,38 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
+
+from benchmarks.timing import Impl
 
 _STMTS = {"a + b": "a + b", "add(out=)": "add(a, b, out=c)"}
 
 
-def _loop(stmt: str):
-    # the statement compiled into the loop body, as benchmarks/timing.py does
-    src = f"def _loop(n, a, b, c, add, sync):\n    for _ in range(n):\n        {stmt}\n    sync()\n"
-    scope: dict = {}
-    exec(compile(src, "<loop>", "exec"), scope)
-    return scope["_loop"]
-
-
-def _median_per_call_us(loop, args, calls: int, samples: int) -> float:
-    loop(calls // 10, *args)  # warm: allocator caches, first launches
-    times = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        loop(calls, *args)
-        times.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(times)
+def _median_per_call_us(impl: Impl, calls: int, samples: int) -> float:
+    impl.timed(calls // 10)  # warm: allocator caches, first launches
+    return statistics.median(impl.timed(calls) / calls * 1e6 for _ in range(samples))
 
 
 def child(calls: int, samples: int) -> dict:
     import ember
     import numpy as np
 
-    rows: dict[str, float] = {}
+    rows: dict[str, list[float]] = {}
     devices = [("cpu", ember.device("cpu"))]
     if ember.cuda_is_available():
         devices.append(("cuda", ember.device("cuda")))
-    n1 = np.ones(1, np.float32)
+    ones = lambda: np.ones(1, np.float32)  # noqa: E731
     for _round in range(2):  # numpy and ember alternate inside the process too
         for name, stmt in _STMTS.items():
-            loop = _loop(stmt)
-            args = (n1, np.ones(1, np.float32), np.empty(1, np.float32), np.add, lambda: None)
+            env = {"a": ones(), "b": ones(), "c": np.empty(1, np.float32), "add": np.add}
             rows.setdefault(f"numpy {name}", []).append(
-                _median_per_call_us(loop, args, calls, samples)
+                _median_per_call_us(Impl("numpy", stmt, env), calls, samples)
             )
             for dev_name, d in devices:
-                a, b, c = ember.ones(1, device=d), ember.ones(1, device=d), ember.empty(1, device=d)
-                sync = d.synchronize if dev_name != "cpu" else (lambda: None)
+                env = {"a": ember.ones(1, device=d), "b": ember.ones(1, device=d)}
+                env |= {"c": ember.empty(1, device=d), "add": ember.add}
+                sync = d.synchronize if dev_name != "cpu" else None
                 rows.setdefault(f"ember {dev_name} {name}", []).append(
-                    _median_per_call_us(loop, (a, b, c, ember.add, sync), calls, samples)
+                    _median_per_call_us(Impl("ember", stmt, env, sync), calls, samples)
                 )
     return {
         "tracking_compiled": bool(ember._core._tracking_compiled),
@@ -134,15 +122,13 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
 
 
 def time_pairs(baseline: str, pairs: int, calls: int, samples: int) -> int:
-    ratios: dict[str, list[float]] = {}
-    levels: dict[str, list[tuple[float, float]]] = {}
+    times: dict[str, list[tuple[float, float]]] = {}  # row: (this, baseline) per pair
     for i in range(pairs):
         order = (None, baseline) if i % 2 == 0 else (baseline, None)
         got = {side: _run_child(side, calls, samples) for side in order}
         this, base = got[None]["rows"], got[baseline]["rows"]
         for row in this:
-            ratios.setdefault(row, []).append(this[row] / base[row])
-            levels.setdefault(row, []).append((this[row], base[row]))
+            times.setdefault(row, []).append((this[row], base[row]))
         print(
             f"pair {i + 1}/{pairs}: "
             + ", ".join(
@@ -152,12 +138,13 @@ def time_pairs(baseline: str, pairs: int, calls: int, samples: int) -> int:
         )
     print(f"\n{pairs} interleaved pairs, {calls} calls x {samples} samples per row and process")
     print(f"{'row':26s} {'this µs':>8s} {'base µs':>8s} {'this/base':>9s}  95% interval")
-    for row, r in ratios.items():
-        lo, hi = median_interval(r)
-        this_us = statistics.median(t for t, _ in levels[row])
-        base_us = statistics.median(b for _, b in levels[row])
+    for row, both in times.items():
+        ratios = [t / b for t, b in both]
+        lo, hi = median_interval(ratios)
+        this_us = statistics.median(t for t, _ in both)
+        base_us = statistics.median(b for _, b in both)
         print(
-            f"{row:26s} {this_us:8.3f} {base_us:8.3f} {statistics.median(r):9.4f}"
+            f"{row:26s} {this_us:8.3f} {base_us:8.3f} {statistics.median(ratios):9.4f}"
             f"  [{lo:.4f}, {hi:.4f}]"
         )
     return 0
