@@ -2,16 +2,26 @@
 
 The one-element add of the benchmark (`a + b`, fresh result; `add(a, b, out=c)`) timed in
 this ember and in a baseline build of the same source with provenance compiled out
-(`-DEMBER_TRACKING=OFF`), each in its own interpreter, in interleaved pairs whose order
-alternates (AB, BA, ...), so drift and load fall on both sides alike:
+(`-DEMBER_TRACKING=OFF`), each in its own interpreter. Every round runs each side once, in
+an order that walks through all permutations, so drift and load fall on all sides alike:
 
     pip install --target /tmp/ember-base --no-deps -C cmake.define.EMBER_TRACKING=OFF .
-    python -m benchmarks.tracking_cost --baseline /tmp/ember-base --pairs 20
+    python -m benchmarks.tracking_cost --baseline /tmp/ember-base --rounds 24
 
-Each row gives the median over pairs of this/baseline and a 95% interval for that
-median (distribution-free, from the order statistics of the pair ratios). numpy's own
-one-element add is timed in the same processes as a control: no build can change it, so
-its interval shows how far apart two runs of identical code land on this machine.
+Each row gives the median over rounds of this/baseline and a 95% interval for that
+median (distribution-free, from the order statistics of the round ratios). numpy's own
+one-element add is timed in the same processes: no build can change it, so its interval
+shows how far apart two runs of identical code land on this machine.
+
+Two builds also differ in code layout, which alone moves a sub-microsecond call by a few
+percent on some CPUs. `--control DIR` adds a third side, tracking compiled in like this
+ember but laid out differently:
+
+    pip install --target /tmp/ember-ctrl --no-deps \
+        -C cmake.define.CMAKE_CXX_FLAGS=-falign-functions=64 .
+
+this/control is then what a rebuild alone changes; a cost of tracking would show as
+this/baseline and control/baseline both away from 1 on the same side, beyond this/control.
 
 `--instructions` counts instead of timing: each side runs N CPU adds under valgrind's
 callgrind and N = 0, and the difference over N is the instructions per add, which does
@@ -21,6 +31,7 @@ not depend on the machine's load.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -79,30 +90,38 @@ def count_child(calls: int) -> None:
         a + b
 
 
-def _env(baseline: str | None) -> dict:
+def _env(site: str | None) -> dict:
     env = dict(os.environ, PYTHONHASHSEED="0")
     env.pop("EMBER_TRACK_TENSORS", None)
-    if baseline:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [baseline, env.get("PYTHONPATH")]))
+    if site:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
     return env
 
 
-def _run_child(baseline: str | None, calls: int, samples: int) -> dict:
+# A side of the A/B: its name, the site dir it imports ember from (None: this ember), and
+# whether that build must have provenance compiled in.
+Side = tuple[str, "str | None", bool]
+
+
+def _sides(baseline: str, control: str | None) -> list[Side]:
+    sides = [("this", None, True), ("baseline", baseline, False)]
+    return sides + ([("control", control, True)] if control else [])
+
+
+def _run_child(side: Side, calls: int, samples: int) -> dict:
+    name, site, compiled = side
     cmd = [sys.executable, "-m", "benchmarks.tracking_cost", "--child"]
     cmd += ["--calls", str(calls), "--samples", str(samples)]
-    out = subprocess.run(cmd, env=_env(baseline), capture_output=True, text=True, check=False)
+    out = subprocess.run(cmd, env=_env(site), capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(
-            f"child failed ({'baseline' if baseline else 'this ember'}):\n{out.stderr}"
-        )
+        raise SystemExit(f"child failed ({name}):\n{out.stderr}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    if result["tracking_compiled"] != (baseline is None) or result["tracking_on"]:
-        side = "the baseline" if baseline else "this ember"
+    if result["tracking_compiled"] != compiled or result["tracking_on"]:
         raise SystemExit(
-            f"{side} ({result['file']}) has tracking compiled "
+            f"the {name} ember ({result['file']}) has tracking compiled "
             f"{'in' if result['tracking_compiled'] else 'out'} and "
             f"{'on' if result['tracking_on'] else 'off'}: the baseline must be built with "
-            "-DEMBER_TRACKING=OFF and this ember without it, with tracking off"
+            "-DEMBER_TRACKING=OFF, this ember and the control without it, all with tracking off"
         )
     return result
 
@@ -121,32 +140,43 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     return v[j], v[n - 1 - j]
 
 
-def time_pairs(baseline: str, pairs: int, calls: int, samples: int) -> int:
-    times: dict[str, list[tuple[float, float]]] = {}  # row: (this, baseline) per pair
-    for i in range(pairs):
-        order = (None, baseline) if i % 2 == 0 else (baseline, None)
-        got = {side: _run_child(side, calls, samples) for side in order}
-        this, base = got[None]["rows"], got[baseline]["rows"]
-        for row in this:
-            times.setdefault(row, []).append((this[row], base[row]))
-        print(
-            f"pair {i + 1}/{pairs}: "
-            + ", ".join(
-                f"{row} {this[row]:.2f}/{base[row]:.2f}" for row in this if row.startswith("ember")
-            ),
-            flush=True,
+def _ratio_cell(pairs: list[tuple[float, float]]) -> str:
+    ratios = [a / b for a, b in pairs]
+    lo, hi = median_interval(ratios)
+    return f"{statistics.median(ratios):.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def time_rounds(sides: list[Side], rounds: int, calls: int, samples: int) -> int:
+    # Each round runs every side once; the order walks through every permutation, so each
+    # side comes first, middle and last equally often and drift falls on all alike.
+    orders = list(itertools.permutations(sides))
+    times: dict[str, dict[str, list[float]]] = {}  # row: side: µs per round
+    for i in range(rounds):
+        got = {
+            side[0]: _run_child(side, calls, samples)["rows"] for side in orders[i % len(orders)]
+        }
+        for name, rows in got.items():
+            for row, us in rows.items():
+                times.setdefault(row, {}).setdefault(name, []).append(us)
+        cells = (
+            f"{row} " + "/".join(f"{got[s[0]][row]:.2f}" for s in sides)
+            for row in got["this"]
+            if row.startswith("ember")
         )
-    print(f"\n{pairs} interleaved pairs, {calls} calls x {samples} samples per row and process")
-    print(f"{'row':26s} {'this µs':>8s} {'base µs':>8s} {'this/base':>9s}  95% interval")
-    for row, both in times.items():
-        ratios = [t / b for t, b in both]
-        lo, hi = median_interval(ratios)
-        this_us = statistics.median(t for t, _ in both)
-        base_us = statistics.median(b for _, b in both)
-        print(
-            f"{row:26s} {this_us:8.3f} {base_us:8.3f} {statistics.median(ratios):9.4f}"
-            f"  [{lo:.4f}, {hi:.4f}]"
-        )
+        print(f"round {i + 1}/{rounds}: " + ", ".join(cells), flush=True)
+    names = [s[0] for s in sides]
+    comparisons = [("this", "baseline")]
+    if "control" in names:  # the control differs from this ember in code layout only
+        comparisons += [("control", "baseline"), ("this", "control")]
+    print(f"\n{rounds} interleaved rounds, {calls} calls x {samples} samples per row and process")
+    print(f"{'row':22s}" + "".join(f"{n + ' µs':>12s}" for n in names), end="")
+    width = {(a, b): max(24, len(a) + len(b) + 1) for a, b in comparisons}
+    print("".join(f"  {a + '/' + b:{width[a, b]}s}" for a, b in comparisons).rstrip())
+    for row, by_side in times.items():
+        line = f"{row:22s}" + "".join(f"{statistics.median(by_side[n]):12.3f}" for n in names)
+        for a, b in comparisons:
+            line += f"  {_ratio_cell(list(zip(by_side[a], by_side[b]))):{width[a, b]}s}"
+        print(line.rstrip())
     return 0
 
 
@@ -162,20 +192,21 @@ def _instructions(baseline: str | None, calls: int) -> int:
     return int(found.group(1))
 
 
-def count_instructions(baseline: str, calls: int) -> int:
+def count_instructions(sides: list[Side], calls: int) -> int:
     if not shutil.which("valgrind"):
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     per_add = {}
-    for side, name in ((None, "this ember"), (baseline, "baseline")):
+    for side in sides:
+        name, site, _ = side
         _run_child(side, 10, 1)  # checks which build each side imports
-        zero, many = _instructions(side, 0), _instructions(side, calls)
+        zero, many = _instructions(site, 0), _instructions(site, calls)
         per_add[name] = (many - zero) / calls
         print(
             f"{name:10s} {zero:>14,d} instructions at 0 adds, {many:>14,d} at {calls}: "
             f"{per_add[name]:.1f} per CPU a + b",
             flush=True,
         )
-    diff = per_add["this ember"] - per_add["baseline"]
+    diff = per_add["this"] - per_add["baseline"]
     print(
         f"provenance compiled in, off: {diff:+.1f} instructions per add "
         f"({diff / per_add['baseline']:+.3%})"
@@ -190,7 +221,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--baseline", help="site dir of an ember built with -DEMBER_TRACKING=OFF")
-    p.add_argument("--pairs", type=int, default=20)
+    p.add_argument(
+        "--control",
+        help="site dir of an ember with tracking compiled in and a different code layout "
+        "(e.g. built with -DCMAKE_CXX_FLAGS=-falign-functions=64): this/control is then "
+        "the noise of a rebuild alone",
+    )
+    p.add_argument("--rounds", type=int, default=24, help="rounds of one process per side")
     p.add_argument("--calls", type=int, default=10_000, help="calls per timed sample")
     p.add_argument("--samples", type=int, default=15, help="samples per row and process")
     p.add_argument("--instructions", action="store_true", help="count with callgrind instead")
@@ -205,11 +242,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.baseline or not os.path.isdir(os.path.join(args.baseline, "ember")):
         p.error("--baseline DIR must hold an ember package built with -DEMBER_TRACKING=OFF")
+    if args.control and not os.path.isdir(os.path.join(args.control, "ember")):
+        p.error("--control DIR must hold an ember package built with tracking compiled in")
+    sides = _sides(args.baseline, args.control)
     if args.instructions:
-        return count_instructions(args.baseline, args.calls)
-    if args.pairs < 6:
-        p.error("--pairs must be at least 6 for a 95% interval of the median")
-    return time_pairs(args.baseline, args.pairs, args.calls, args.samples)
+        return count_instructions(sides, args.calls)
+    if args.rounds < 6:
+        p.error("--rounds must be at least 6 for a 95% interval of the median")
+    return time_rounds(sides, args.rounds, args.calls, args.samples)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -491,11 +492,39 @@ def test_tracking_cost_refuses_a_baseline_with_tracking_compiled_in():
     # The installed ember is no baseline: the A/B must say so, not compare a build to itself.
     site_dir = os.path.dirname(os.path.dirname(ember.__file__))
     cmd = [sys.executable, "-m", "benchmarks.tracking_cost", "--baseline", site_dir]
-    cmd += ["--pairs", "6", "--calls", "10", "--samples", "1"]
+    cmd += ["--rounds", "6", "--calls", "10", "--samples", "1"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "the baseline" in proc.stderr and "has tracking compiled in" in proc.stderr
     assert "-DEMBER_TRACKING=OFF" in proc.stderr
+
+
+def test_tracking_cost_rounds_balance_the_order_and_compare_each_pair(monkeypatch, capsys):
+    # Fake children: the baseline is 10% faster, the control as fast as this ember, and a
+    # side's time grows with its position in the round (drift), which balancing cancels.
+    import benchmarks.tracking_cost as tc
+
+    speed = {"this": 1.0, "baseline": 0.9, "control": 1.0}
+    firsts, position = [], {"n": 0}
+
+    def fake_child(side, calls, samples):
+        if position["n"] % 3 == 0:
+            firsts.append(side[0])
+        drift = 1 + 0.01 * (position["n"] % 3)
+        position["n"] += 1
+        return {"rows": {"ember cpu a + b": speed[side[0]] * drift, "numpy a + b": drift}}
+
+    monkeypatch.setattr(tc, "_run_child", fake_child)
+    tc.time_rounds(tc._sides("/base", "/ctrl"), rounds=12, calls=1, samples=1)
+    assert sorted(firsts) == sorted(["this", "baseline", "control"] * 4)
+    row = next(
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("ember cpu")
+    )
+    ratios = [float(r) for r in re.findall(r"(\d+\.\d+) \[", row)]
+    assert len(ratios) == 3
+    assert ratios[0] == pytest.approx(1 / 0.9, rel=0.02)  # this/baseline
+    assert ratios[1] == pytest.approx(1 / 0.9, rel=0.02)  # control/baseline
+    assert ratios[2] == pytest.approx(1.0, abs=0.02)  # this/control
 
 
 def test_tracking_cost_child_times_the_one_element_add():
