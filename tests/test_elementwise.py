@@ -3,6 +3,8 @@ comparisons; where; unary; clamp. Every dtype, every layout."""
 
 from __future__ import annotations
 
+import operator
+
 import ember
 import numpy as np
 import pytest
@@ -139,6 +141,17 @@ def test_binary_broadcasting(device, dtype, op, shapes, layouts, seed):
     check_binary_result(op, dtype, got, na, nb)
 
 
+OPERATORS = {
+    "add": ("__add__", operator.add),
+    "sub": ("__sub__", operator.sub),
+    "mul": ("__mul__", operator.mul),
+    "div": ("__truediv__", operator.truediv),
+    "pow": ("__pow__", operator.pow),
+    "floor_divide": ("__floordiv__", operator.floordiv),
+    "remainder": ("__mod__", operator.mod),
+}
+
+
 @pytest.mark.parametrize("op", BINARY)
 def test_binary_method_function_operator_agree(device, dtype, op, rng):
     if not require_dtype(device, dtype):
@@ -150,11 +163,10 @@ def test_binary_method_function_operator_agree(device, dtype, op, rng):
     check_binary_result(op, dtype, by_function, na, nb)
     by_method = getattr(a, op)(b)
     check_exact(by_method, by_function.numpy(), result_dtype(op, dtype))
-    operator = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__"}
-    operator.update(pow="__pow__", floor_divide="__floordiv__", remainder="__mod__")
-    if op in operator:
-        by_operator = getattr(a, operator[op])(b)
-        check_exact(by_operator, by_function.numpy(), result_dtype(op, dtype))
+    if op in OPERATORS:  # `a + b` (the type's slot) and a.__add__(b) (the method)
+        name, fn = OPERATORS[op]
+        check_exact(fn(a, b), by_function.numpy(), result_dtype(op, dtype))
+        check_exact(getattr(a, name)(b), by_function.numpy(), result_dtype(op, dtype))
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -356,13 +368,20 @@ def test_out_argument(device, dtype, op, rng):
     check_binary_result(op, dtype, base.t(), na, nb)
 
 
+# Each in-place operator twice: through the type's slot (`t += o`) and as the method.
 INPLACE = [
-    ("iadd", lambda t, o: t.__iadd__(o), "add"),
-    ("isub", lambda t, o: t.__isub__(o), "sub"),
-    ("imul", lambda t, o: t.__imul__(o), "mul"),
-    ("idiv", lambda t, o: t.__itruediv__(o), "div"),
-    ("ifloordiv", lambda t, o: t.__ifloordiv__(o), "floor_divide"),
-    ("imod", lambda t, o: t.__imod__(o), "remainder"),
+    ("iadd", operator.iadd, "add"),
+    ("isub", operator.isub, "sub"),
+    ("imul", operator.imul, "mul"),
+    ("idiv", operator.itruediv, "div"),
+    ("ifloordiv", operator.ifloordiv, "floor_divide"),
+    ("imod", operator.imod, "remainder"),
+    ("iadd-method", lambda t, o: t.__iadd__(o), "add"),
+    ("isub-method", lambda t, o: t.__isub__(o), "sub"),
+    ("imul-method", lambda t, o: t.__imul__(o), "mul"),
+    ("idiv-method", lambda t, o: t.__itruediv__(o), "div"),
+    ("ifloordiv-method", lambda t, o: t.__ifloordiv__(o), "floor_divide"),
+    ("imod-method", lambda t, o: t.__imod__(o), "remainder"),
 ]
 
 
@@ -382,7 +401,7 @@ def test_inplace_writes_into_left_tensor(device, dtype, case, rng):
         check_exact(a, na, dtype)  # left as it was
         return
     alias = a
-    fn(a, b)
+    assert fn(a, b) is alias
     check_binary_result(op, dtype, alias, na, nb)
 
 
@@ -395,6 +414,54 @@ def test_inplace_operators_rebind_to_same_object(device):
     t /= 5
     assert t is alias
     np.testing.assert_array_equal(alias.numpy(), np.full((2, 2), 1.0))
+
+
+class Reflecting:
+    """A foreign operand that takes part in Python's operator protocol."""
+
+    def __add__(self, other):
+        return ("add", other)
+
+    def __radd__(self, other):
+        return ("radd", other)
+
+    def __rsub__(self, other):
+        return NotImplemented
+
+
+class Seven(int):
+    pass
+
+
+def test_operators_follow_pythons_protocol_with_other_operands(device):
+    t = ember.tensor([1, 2], device=device)
+    r = Reflecting()
+    assert (t + r)[0] == "radd" and (t + r)[1] is t  # the tensor gave way to r
+    assert (r + t)[0] == "add"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        t - r  # both sides declined
+    # a number on the left: int's slot declines, the tensor's reflected form answers
+    check_exact(Seven(7) - t, np.array([6, 5]), "int64")
+    check_exact(Seven(7) // t, np.array([7, 3]), "int64")
+    check_exact(2.5 * t, np.array([2.5, 5.0]), "float32")
+    u = t
+    u += Seven(1)
+    assert u is t
+    check_exact(t, np.array([2, 3]), "int64")
+
+
+def test_operator_errors_name_the_op_and_leave_the_target(device):
+    a = ember.tensor([1, 2], device=device)
+    with pytest.raises(ember.ShapeMismatchError) as info:
+        a - ember.ones(3, device=device)
+    assert info.value.op == "sub" and "(2,)" in str(info.value) and "(3,)" in str(info.value)
+    with pytest.raises(ember.DTypeMismatchError) as info:
+        a *= ember.tensor([0.5, 0.5], device=device)
+    assert info.value.op == "mul" and "float32" in str(info.value) and "int64" in str(info.value)
+    with pytest.raises(ember.ShapeMismatchError) as info:
+        a += ember.ones(2, 2, dtype=ember.int64, device=device)  # would broadcast the target
+    assert info.value.op == "add"
+    check_exact(a, np.array([1, 2]), "int64")
 
 
 def test_inplace_with_scalars(device, dtype):

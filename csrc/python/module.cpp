@@ -26,7 +26,8 @@ PYBIND11_MODULE(_core, m) {
   ep::refuse_bare_new(m, "Device", "use ember.device(\"cpu\"), Device.cpu(), Device.metal(), ...");
   ep::refuse_bare_new(m, "DType", "use the module's dtypes, e.g. ember.float32");
   ep::refuse_bare_new(m, "Event", "use device.record_event()");
-  ep::translate_call_errors(m);  // last: it wraps what the lines above defined
+  ep::translate_call_errors(m);  // it wraps what the lines above defined
   // Users meet these as ember.Tensor etc.; pickling finds ember.float32 there too.
   for (const char* name : {"Tensor", "Device", "DType"}) m.attr(name).attr("__module__") = "ember";
+  ep::install_number_slots(tensor);  // after the setattrs above, which reset number slots
 }

@@ -19,6 +19,15 @@ py::object not_implemented() {
   return py::reinterpret_borrow<py::object>(Py_NotImplemented);
 }
 
+[[noreturn]] void throw_float_into_int(const char* op, DType dtype) {
+  throw Error(ErrorKind::DTypeMismatch,
+              std::string(op) + " in place: a Python float cannot be written into a tensor of " +
+                  "dtype " + dtype_name(dtype) + "; convert first: t = t.to_dtype(ember.float32)")
+      .with("op", std::string(op))
+      .with("lhs", dtype)
+      .with("rhs", DType::F32);
+}
+
 bool big(const Tensor& a, const Tensor& b) {
   return a.numel() >= kReleaseGilNumel || b.numel() >= kReleaseGilNumel;
 }
@@ -133,34 +142,12 @@ void bind_moves(py::class_<Tensor>& cls) {
 
 template <BinaryOp op, bool reflected>
 py::object binary_operator(const Tensor& t, py::handle other) {
-  if (is_tensor(other)) {  // the common case, without copying either tensor
-    const Tensor& o = other.cast<const Tensor&>();
-    return py::cast(reflected ? run_binary(op, o, t) : run_binary(op, t, o));
-  }
-  auto ab = operands(t, other, reflected, binary_name(op));
-  if (!ab) return not_implemented();
-  return py::cast(run_binary(op, ab->first, ab->second, std::nullopt));
+  return binary_operator_call(op, t, other, reflected);
 }
 
-[[noreturn]] void throw_float_into_int(const char* op, DType dtype) {
-  throw Error(ErrorKind::DTypeMismatch,
-              std::string(op) + " in place: a Python float cannot be written into a tensor of " +
-                  "dtype " + dtype_name(dtype) + "; convert first: t = t.to_dtype(ember.float32)")
-      .with("op", std::string(op))
-      .with("lhs", dtype)
-      .with("rhs", DType::F32);
-}
-
-// t op= other writes into t and returns the same Python object.
 template <BinaryOp op>
 py::object inplace_operator(py::object self, py::handle other) {
-  const Tensor& t = self.cast<const Tensor&>();
-  if (!dtype_is_float(t.dtype()) && !is_tensor(other) && read_number(other).kind == Number::Float)
-    throw_float_into_int(binary_name(op), t.dtype());
-  auto ab = operands(t, other, false, binary_name(op));
-  if (!ab) return not_implemented();
-  run_binary(op, ab->first, ab->second, t);
-  return self;
+  return inplace_operator_call(op, self, other);
 }
 
 template <CmpOp op>
@@ -223,6 +210,28 @@ void bind_operators(py::class_<Tensor>& cls) {
 }
 
 }  // namespace
+
+// ---- the arithmetic operators, also called by the number slots (number_slots.cpp)
+
+py::object binary_operator_call(BinaryOp op, const Tensor& t, py::handle other, bool reflected) {
+  if (is_tensor(other)) {  // the common case, without copying either tensor
+    const Tensor& o = other.cast<const Tensor&>();
+    return py::cast(reflected ? run_binary(op, o, t) : run_binary(op, t, o));
+  }
+  auto ab = operands(t, other, reflected, binary_name(op));
+  if (!ab) return not_implemented();
+  return py::cast(run_binary(op, ab->first, ab->second, std::nullopt));
+}
+
+py::object inplace_operator_call(BinaryOp op, py::object self, py::handle other) {
+  const Tensor& t = self.cast<const Tensor&>();
+  if (!dtype_is_float(t.dtype()) && !is_tensor(other) && read_number(other).kind == Number::Float)
+    throw_float_into_int(binary_name(op), t.dtype());
+  auto ab = operands(t, other, false, binary_name(op));
+  if (!ab) return not_implemented();
+  run_binary(op, ab->first, ab->second, t);
+  return self;
+}
 
 py::class_<Tensor> bind_tensor(py::module_& m) {
   py::class_<Tensor> cls(m, "Tensor",
