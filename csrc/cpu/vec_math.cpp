@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 
-// Built twice on x86-64 (x86-64-v3, i.e. AVX2+FMA, and baseline); the loader picks one.
+// Built three times on x86-64 (x86-64-v4: AVX-512; x86-64-v3: AVX2+FMA; baseline); the
+// loader picks one.
 // Not under ThreadSanitizer: its instrumented ifunc resolvers run before its runtime is
 // set up and crash the module's load.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
     !defined(__SANITIZE_THREAD__)
-#define EMBER_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define EMBER_TARGET_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define EMBER_TARGET_CLONES
 #endif
