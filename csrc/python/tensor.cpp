@@ -223,6 +223,7 @@ py::object binary_operator_call(BinaryOp op, const Tensor& t, py::handle other, 
   return py::cast(run_binary(op, ab->first, ab->second, std::nullopt));
 }
 
+// t op= other writes into t and returns the same Python object.
 py::object inplace_operator_call(BinaryOp op, py::object self, py::handle other) {
   const Tensor& t = self.cast<const Tensor&>();
   if (!dtype_is_float(t.dtype()) && !is_tensor(other) && read_number(other).kind == Number::Float)
