@@ -74,6 +74,16 @@ def test_subclass_cannot_skip_construction_either():
     with pytest.raises(ember.InvalidTypeError):
         Sub.__new__(Sub)
 
+    # nor can a tensor become one, so every tensor is exactly ember.Tensor (the number
+    # slots rely on it)
+    class Slotted(ember.Tensor):
+        __slots__ = ()
+
+    t = ember.zeros(1)
+    with pytest.raises(TypeError, match="__class__ assignment"):
+        t.__class__ = Slotted
+    assert type(t) is ember.Tensor
+
 
 def test_made_objects_still_work():
     t = ember.zeros(2, dtype=ember.float16, device=ember.device("cpu"))

@@ -55,8 +55,6 @@ void refuse_bare_new(py::module_& m, const char* name, const char* how);
 // Wraps every function and method of m so that pybind11's own TypeError for arguments
 // it cannot convert ("incompatible function arguments") arrives as InvalidTypeError.
 void translate_call_errors(py::module_& m);
-// Sets the Python error for a C++ exception, as the module's exception translator does.
-void set_python_error(std::exception_ptr p);
 
 // ---- tensor.cpp: t op other (reflected: other op t) and t op= other, as the operators
 // do; NotImplemented for an operand they do not take.
@@ -64,7 +62,7 @@ py::object binary_operator_call(BinaryOp op, const Tensor& t, py::handle other, 
 py::object inplace_operator_call(BinaryOp op, py::object self, py::handle other);
 
 // ---- number_slots.cpp
-// a + b (and the other binary operators) of two tensors without the method lookup and
+// a + b (and the other binary operators) with a tensor, without the method lookup and
 // pybind11's dispatcher. After every setattr on the class: setting __add__ resets its slot.
 void install_number_slots(py::class_<Tensor>& cls);
 

@@ -195,10 +195,6 @@ void refuse_bare_new(py::module_& m, const char* name, const char* how) {
   m.attr(name).attr("__new__") = py::staticmethod(py::cpp_function(refuse, py::name("__new__")));
 }
 
-void set_python_error(std::exception_ptr p) {
-  translate(p);
-}
-
 void bind_errors(py::module_& m) {
   // Local: other extension modules keep their own handling of std::exception.
   py::register_local_exception_translator(&translate);

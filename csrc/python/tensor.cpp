@@ -140,16 +140,6 @@ void bind_moves(py::class_<Tensor>& cls) {
 
 // ---- operators
 
-template <BinaryOp op, bool reflected>
-py::object binary_operator(const Tensor& t, py::handle other) {
-  return binary_operator_call(op, t, other, reflected);
-}
-
-template <BinaryOp op>
-py::object inplace_operator(py::object self, py::handle other) {
-  return inplace_operator_call(op, self, other);
-}
-
 template <CmpOp op>
 py::object cmp_operator(const Tensor& t, py::handle other) {
   if (is_tensor(other)) {
@@ -176,9 +166,15 @@ Tensor unary_operator(UnaryOp op, const Tensor& t) {
 template <BinaryOp op>
 void def_arithmetic(py::class_<Tensor>& cls, const char* name, const char* rname,
                     const char* iname) {
-  cls.def(name, &binary_operator<op, false>, py::is_operator());
-  cls.def(rname, &binary_operator<op, true>, py::is_operator());
-  cls.def(iname, &inplace_operator<op>, py::is_operator());
+  cls.def(
+      name, [](const Tensor& t, py::handle o) { return binary_operator_call(op, t, o, false); },
+      py::is_operator());
+  cls.def(
+      rname, [](const Tensor& t, py::handle o) { return binary_operator_call(op, t, o, true); },
+      py::is_operator());
+  cls.def(
+      iname, [](py::object self, py::handle o) { return inplace_operator_call(op, self, o); },
+      py::is_operator());
 }
 
 void bind_operators(py::class_<Tensor>& cls) {
