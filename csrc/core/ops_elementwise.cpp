@@ -1,3 +1,4 @@
+#include <cmath>
 #include <limits>
 
 #include "tensor.h"
@@ -83,6 +84,14 @@ Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi
     throw_invalid("clamp",
                   "min " + std::to_string(*lo) + " is greater than max " + std::to_string(*hi));
   if (t.dtype() == DType::Bool) check_bool_unary(UnaryOp::Clamp, t.device());
+  // A NaN bound makes every element NaN (numpy 2 and PyTorch); the kernels' min/max
+  // would drop it instead.
+  if ((lo && std::isnan(*lo)) || (hi && std::isnan(*hi))) {
+    if (!dtype_is_float(t.dtype()))
+      throw_invalid("clamp", std::string("a NaN bound cannot clamp a tensor of dtype ") +
+                                 dtype_name(t.dtype()) + "; convert it to a float dtype first");
+    return full(t.shape(), std::nan(""), t.dtype(), t.device());
+  }
   UnaryParams p;
   p.lo = lo.value_or(-std::numeric_limits<double>::infinity());
   p.hi = hi.value_or(std::numeric_limits<double>::infinity());

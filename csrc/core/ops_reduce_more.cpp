@@ -54,22 +54,64 @@ Tensor scalar(double v, const Tensor& like) {
   return full({}, v, like.dtype(), like.device());
 }
 
+// The variance as scale² · q, in float32 for halves. Corrected two-pass (Chan, Golub and
+// LeVeque) around a refined mean: the deviations' own sum cancels what is left of the mean's rounding, which the plain sum of
+// squares keeps (1e6 + 0.1·noise in float32 loses the std entirely). The deviations are
+// divided by the largest one, so that their squares neither underflow (values near
+// 1e-36) nor overflow; std then takes scale · sqrt(q) without squaring it.
+// Composed from ops, so every backend has it; a fused one-pass kernel would be faster.
+struct Spread {
+  Tensor scale, q;
+};
+
+Spread spread(const Tensor& x, const Reduced& r, const Dims& dims, double correction,
+              bool keepdim) {
+  Tensor m = mean(x, dims, true);
+  // The deviations from the rounded mean are exact (Sterbenz), so their mean moves the
+  // center onto the data: a float32 sum's rounding can leave the mean several spreads
+  // away (3e7 + noise), which the corrected formula alone cannot take out.
+  m = binary(BinaryOp::Add, m, mean(binary(BinaryOp::Sub, x, m), dims, true));
+  Tensor c = binary(BinaryOp::Sub, x, m);
+  Tensor s = binary(BinaryOp::Maximum, reduce(ReduceOp::Max, c, dims, true),
+                    unary(UnaryOp::Neg, reduce(ReduceOp::Min, c, dims, true)));
+  // No spread (or NaN, which the sums carry on): scale by one.
+  Tensor usable =
+      binary(BinaryOp::BitwiseAnd, cmp(CmpOp::Gt, s, scalar(0.0, s)), unary(UnaryOp::IsFinite, s));
+  s = where(usable, s, scalar(1.0, s));
+  Tensor u = binary(BinaryOp::Div, c, s);
+  Tensor squares = reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, u), dims, keepdim);
+  Tensor total = reduce(ReduceOp::Sum, u, dims, keepdim);
+  // PyTorch divides by max(N - correction, 0): no degrees of freedom give inf or NaN.
+  double dof = std::max(double(r.count) - correction, 0.0);
+  Tensor excess = affine(unary(UnaryOp::Sqr, total), 1.0 / double(r.count), 0.0);
+  Tensor q = affine(binary(BinaryOp::Sub, squares, excess), 1.0 / dof, 0.0);
+  // Rounding can leave q a hair below zero when every deviation is equal.
+  q = binary(BinaryOp::Maximum, q, scalar(0.0, q));
+  return Spread{keepdim ? s : reshape(s, r.kept), q};
+}
+
+// var or std of nothing: NaN, as PyTorch's 0 / 0.
+Tensor nan_result(const Reduced& r, const Tensor& t, bool keepdim) {
+  return full(keepdim ? r.keeped : r.kept, std::nan(""), t.dtype(), t.device());
+}
+
 }  // namespace
 
 Tensor var(const Tensor& t, const Dims& dims, double correction, bool keepdim) {
   Reduced r = reduced("var", t, dims);
   Tensor x = float_input("var", t);
-  Tensor centered = binary(BinaryOp::Sub, x, mean(x, dims, true));
-  Tensor squares = reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, centered), dims, keepdim);
-  // PyTorch divides by max(N - correction, 0): no degrees of freedom give inf or NaN.
-  double dof = std::max(double(r.count) - correction, 0.0);
-  return as_input_dtype(affine(squares, 1.0 / dof, 0.0), t);
+  if (r.count == 0) return nan_result(r, t, keepdim);
+  Spread v = spread(x, r, dims, correction, keepdim);
+  return as_input_dtype(binary(BinaryOp::Mul, binary(BinaryOp::Mul, v.q, v.scale), v.scale), t);
 }
 
 Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdim) {
-  reduced("std", t, dims);  // so that a bad dim's or dtype's error names std
-  float_input("std", t);
-  return unary(UnaryOp::Sqrt, var(t, dims, correction, keepdim));
+  Reduced r = reduced("std", t, dims);
+  Tensor x = float_input("std", t);
+  if (r.count == 0) return nan_result(r, t, keepdim);
+  Spread v = spread(x, r, dims, correction, keepdim);
+  // The root is taken before a half input's rounding, not after.
+  return as_input_dtype(binary(BinaryOp::Mul, unary(UnaryOp::Sqrt, v.q), v.scale), t);
 }
 
 Tensor prod(const Tensor& t, const Dims& dims, bool keepdim) {

@@ -26,6 +26,10 @@ Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype)
     throw_unsupported_dtype(name, t.dtype(), t.device(), "this backend has no kernels for it");
   if (!t.device()->supports_dtype(out))
     throw_unsupported_dtype(name, out, t.device(), "this backend has no kernels for it");
+  // A bool sum saturates (numpy's logical-or): count in int64, then test for non-zero,
+  // since a one-byte count would wrap at 256.
+  if (out == DType::Bool && op == ScanOp::Sum)
+    return to_dtype(scan(op, to_dtype(t, DType::Bool), d, DType::I64), DType::Bool);
   Tensor src = to_dtype(t, out);
   DimLast v = dim_last(src.layout(), d);
   Tensor dst = empty(v.layout.shape(), out, t.device(), name);

@@ -6,7 +6,8 @@
 
 namespace ember_k {
 
-// The accumulator of a stored type: unsigned for integers, so overflow wraps without UB.
+// The accumulator of a stored type: unsigned for every integer type, so overflow wraps
+// without UB and int32 keeps all 32 bits (float would round past 2^24).
 template <typename T>
 struct ScanNum {
   typedef float A;
@@ -18,6 +19,12 @@ struct ScanNum<int64_t> {
   typedef ulong A;
   static A load(int64_t v) { return A(v); }
   static int64_t store(A v) { return int64_t(v); }
+};
+template <>
+struct ScanNum<int> {
+  typedef uint A;
+  static A load(int v) { return A(v); }
+  static int store(A v) { return int(v); }
 };
 template <>
 struct ScanNum<uint> {

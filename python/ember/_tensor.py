@@ -196,7 +196,19 @@ def _array(self, dtype=None, copy=None):
 
 def _reduce(self):
     device = self.device
-    return (_rebuild, (self.numpy(), str(self.dtype), f"{device.kind}:{device.ordinal}"))
+    name = f"{device.kind}:{device.ordinal}"
+    # A pickle names its device by kind and ordinal, which loads as the process-wide
+    # ember.device(name). A tensor on an instance of its own (Device.metal(),
+    # Device.cuda(new_stream=True)) would come back on another queue: refused, not moved.
+    if device.kind != "cpu" and not device.same_device(_core.device(name)):
+        raise InvalidArgumentError(
+            f"pickle: this tensor lives on {device!r}, a Device instance of its own; a pickle "
+            f"can only name the shared ember.device({name!r}), a different queue, so it would "
+            f"load elsewhere. Move it first: t.to_device(ember.device({name!r})) or "
+            f"t.to_device('cpu')",
+            op="pickle",
+        )
+    return (_rebuild, (self.numpy(), str(self.dtype), name))
 
 
 def _format(self, spec: str) -> str:

@@ -1,0 +1,132 @@
+"""Results that must not drift at the edges of a dtype's range, against numpy and PyTorch:
+var/std where the mean dwarfs the spread or the squares leave float32's range, integer
+scans past float32's 24 bits, bool scans past 255, and clamp with a NaN bound."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+
+import ember
+import numpy as np
+import pytest
+from conftest import DEVICE_SPECS
+from helpers import check_close, raises_op
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@pytest.mark.parametrize("offset", [1e3, 1e6, 3e7])
+@pytest.mark.parametrize("n", [2, 7, 1574, 40000])
+def test_std_of_a_small_spread_around_a_large_mean(device, offset, n):
+    rng = np.random.default_rng(n)
+    x = (offset + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    x64 = x.astype(np.float64)  # the true values of the float32 inputs
+    t = ember.tensor(x, device=device)
+    for ddof in (0, 1):
+        want = np.std(x64, ddof=ddof)
+        got = t.std(correction=ddof).item()
+        assert abs(got - want) <= 1e-4 * want + 1e-30, (got, want)
+        got_var = t.var(correction=ddof).item()
+        assert abs(got_var - want**2) <= 2e-4 * want**2, (got_var, want**2)
+
+
+def test_std_along_a_dim_with_a_large_mean(device):
+    rng = np.random.default_rng(3)
+    x = (1e6 + rng.standard_normal((64, 300))).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    check_close(t.std(dim=1), np.std(x.astype(np.float64), axis=1, ddof=1), "float32", atol=1e-4)
+    check_close(t.var(dim=0), np.var(x.astype(np.float64), axis=0, ddof=1), "float32", atol=1e-4)
+
+
+@pytest.mark.parametrize("scale", [1e-36, 1e-30, 1e30, 3e37])
+def test_std_whose_squares_leave_float32s_range(device, scale):
+    x = np.array([1.0, 2.0, 3.0, 5.0], dtype=np.float32) * np.float32(scale)
+    want = np.std(x.astype(np.float64), ddof=1)
+    got = ember.tensor(x, device=device).std().item()
+    assert math.isclose(got, want, rel_tol=1e-5), (got, want)
+
+
+def test_half_std_takes_the_root_before_rounding(device):
+    for name in ("float16", "bfloat16"):
+        t = ember.tensor([0.0, 0.0001], dtype=name, device=device)
+        rounded = t.to_dtype(ember.float32).numpy().astype(np.float64)
+        want = np.std(rounded, ddof=1)
+        got = t.std()
+        assert got.dtype == getattr(ember, name)
+        assert math.isclose(got.item(), want, rel_tol=1e-2), (got.item(), want)
+
+
+def test_var_std_of_constants_nan_and_inf(device):
+    c = ember.full((5,), 1e6, device=device)
+    assert c.var().item() == 0.0 and c.std().item() == 0.0
+    for bad in (math.nan, math.inf):
+        t = ember.tensor([1.0, bad, 3.0], device=device)
+        assert math.isnan(t.var().item()) and math.isnan(t.std().item())
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_int32_scans_keep_every_bit(device, op):
+    for data in ([16777217, 1], [2**31 - 1, 1], [3, 5, 7, 11, 13, 17, 19, 23, 29, 31]):
+        x = np.array(data, dtype=np.int32)
+        got = getattr(ember.tensor(x, device=device), op)(0, dtype=ember.int32)
+        with np.errstate(over="ignore"):
+            want = getattr(np, op)(x, dtype=np.int32)  # wraps as int32, as PyTorch's
+        assert got.dtype == ember.int32
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_bool_cumsum_saturates_instead_of_wrapping(device):
+    got = ember.ones(300, device=device).cumsum(0, dtype=ember.bool)
+    assert got.dtype == ember.bool
+    np.testing.assert_array_equal(got.numpy(), np.cumsum(np.ones(300), dtype=bool))
+    m = np.zeros((3, 600), dtype=bool)
+    m[:, 5] = True
+    got = ember.tensor(m, device=device).cumsum(1, dtype=ember.bool)
+    np.testing.assert_array_equal(got.numpy(), np.cumsum(m, axis=1, dtype=bool))
+
+
+def test_clamp_with_a_nan_bound_gives_nan(device):
+    t = ember.tensor([-1.0, 0.5, 2.0], device=device)
+    for kw in ({"min": math.nan}, {"max": math.nan}, {"min": 0.0, "max": math.nan}):
+        got = t.clamp(**kw)
+        assert got.dtype == ember.float32 and got.shape == (3,)
+        assert np.isnan(got.numpy()).all(), kw
+    with raises_op(ember.InvalidArgumentError, "clamp", "NaN"):
+        ember.zeros(3, dtype=ember.int64, device=device).clamp(min=math.nan)
+
+
+def test_pickle_keeps_the_shared_device_and_refuses_an_instance_of_its_own(device):
+    t = ember.arange(4.0, device=device)
+    back = pickle.loads(pickle.dumps(t))
+    assert back.device.same_device(device) and back.tolist() == [0.0, 1.0, 2.0, 3.0]
+    if device.kind == "cpu":
+        return
+    own = ember.Device.metal() if device.kind == "metal" else ember.Device.cuda(new_stream=True)
+    u = ember.arange(4.0, device=own)
+    with raises_op(ember.InvalidArgumentError, "pickle", "instance of its own"):
+        pickle.dumps(u)
+    assert copy.deepcopy(u).device.same_device(own)  # in-process copies keep the instance
+
+
+@settings(max_examples=60)
+@given(
+    offset=st.sampled_from([0.0, 1.0, -3e3, 1e6, 3e7, 1e-36, 1e30]),
+    spread=st.sampled_from([1e-3, 0.1, 1.0, 1e3]),
+    n=st.integers(2, 3000),
+    seed=st.integers(0, 2**16),
+)
+def test_var_std_match_float64_numpy(offset, spread, n, seed):
+    # Property: float32 var/std of values with a large common offset, or of tiny or huge
+    # magnitudes, stay within float32's own rounding of the true (float64) result.
+    rng = np.random.default_rng(seed)
+    scale = abs(offset) if abs(offset) < 1 and offset != 0 else 1.0
+    x = (offset + spread * scale * rng.standard_normal(n)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = np.std(x64, ddof=1)
+    for spec in DEVICE_SPECS:
+        t = ember.tensor(x, device=spec)
+        got = t.std().item()
+        assert math.isclose(got, want, rel_tol=2e-4, abs_tol=1e-44), (spec, got, want)
+        assert math.isclose(t.var().item(), want**2, rel_tol=4e-4, abs_tol=1e-44), spec
