@@ -153,6 +153,39 @@ def test_export_refuses_streams_and_other_devices():
     assert t.__dlpack__(dl_device=(1, 0)) is not None
 
 
+@pytest.mark.parametrize(
+    "kwargs,arg",
+    [({"dl_device": "cpu"}, "dl_device"), ({"dl_device": (1,)}, "dl_device"),
+     ({"max_version": 1}, "max_version"), ({"max_version": (1, "0")}, "max_version"),
+     ({"copy": 1}, "copy"), ({"copy": "yes"}, "copy")],
+)  # fmt: skip
+def test_export_arguments_of_the_wrong_type_are_named(kwargs, arg):
+    with pytest.raises(ember.InvalidTypeError, match=f"__dlpack__.*{arg}"):
+        ember.zeros(2).__dlpack__(**kwargs)
+
+
+def test_reversed_and_broadcast_views_are_exported_as_copies():
+    # No consumer may write one element through many, and most refuse negative strides.
+    e = ember.ones(1).expand(3)
+    a = np.from_dlpack(e)
+    a[0] = 5.0
+    assert a.tolist() == [5.0, 1.0, 1.0] and e.tolist() == [1.0, 1.0, 1.0]
+    r = ember.arange(4.0)[::-1]
+    np.testing.assert_array_equal(np.from_dlpack(r), [3.0, 2.0, 1.0, 0.0])
+    with pytest.raises(ember.DLPackError, match="zero or negative stride"):
+        r.__dlpack__(copy=False)
+    t = ember.arange(4.0)  # an ordinary view is still shared
+    view = np.from_dlpack(t[1:])
+    t[1] = 9.0
+    assert view[0] == 9.0
+
+
+def test_torch_takes_a_reversed_view():
+    torch = pytest.importorskip("torch")
+    r = ember.arange(4.0).reshape(2, 2)[::-1, ::-1]
+    assert torch.from_dlpack(r).tolist() == [[3.0, 2.0], [1.0, 0.0]]
+
+
 def test_torch_both_ways():
     torch = pytest.importorskip("torch")  # the numpy tests above cover the rest
     t = ember.arange(4).to_dtype("bfloat16")

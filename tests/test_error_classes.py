@@ -69,7 +69,7 @@ def test_wrapped_functions_keep_name_doc_and_work():
     assert ember.Device.cpu().kind == "cpu"
 
 
-@pytest.mark.parametrize("key", ["a", 1.5, b"x", object(), (0, "a"), True])
+@pytest.mark.parametrize("key", ["a", 1.5, b"x", object(), (0, "a")])
 def test_keys_that_cannot_index_raise_index_errors(key):
     with pytest.raises(ember.InvalidIndexError) as info:
         t[key]

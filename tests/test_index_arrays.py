@@ -218,3 +218,19 @@ def test_bad_masks(device):
     if device.kind != "cpu":  # the mask lives on the tensor's device
         with pytest.raises(ember.DeviceMismatchError):
             t[ember.tensor([True, False, True])]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [True, False, (0, True), (True, 1), (Ellipsis, False), (slice(None), True, [0, 2]),
+     (True, [1, 0]), (None, False, 1)],
+)  # fmt: skip
+def test_python_bools_are_zero_d_masks(device, key):
+    # numpy's rule: True adds a dim of 1, False a dim of 0, as an advanced index.
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    t = ember.tensor(a, device=device)
+    np.testing.assert_array_equal(t[key].numpy(), a[key])
+    b, u = a.copy(), ember.tensor(a, device=device)
+    b[key] = -1.0
+    u[key] = -1.0
+    np.testing.assert_array_equal(u.numpy(), b)

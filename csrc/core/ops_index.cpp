@@ -35,12 +35,20 @@ int64_t scalar_i64(const Tensor& t) {
 
 namespace index_checks {
 
+Tensor distinct_elements(const Tensor& t) {
+  Shape shape = t.shape();
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (t.layout().strides()[size_t(d)] == 0) shape[size_t(d)] = 1;
+  return t.view_as(Layout(shape, t.layout().strides(), t.layout().offset()));
+}
+
 // Every index must lie in [0, size): checked here once, for every backend, so that
 // no kernel ever reads out of bounds.
 void check_range(const char* op, const Tensor& ids, int64_t size) {
   if (ids.numel() == 0) return;
-  int64_t lo = scalar_i64(reduce(ReduceOp::Min, ids, {}, false));
-  int64_t hi = scalar_i64(reduce(ReduceOp::Max, ids, {}, false));
+  const Tensor distinct = distinct_elements(ids);
+  int64_t lo = scalar_i64(reduce(ReduceOp::Min, distinct, {}, false));
+  int64_t hi = scalar_i64(reduce(ReduceOp::Max, distinct, {}, false));
   if (lo < 0 || hi >= size) {
     int64_t bad = lo < 0 ? lo : hi;
     throw Error(ErrorKind::IndexOutOfRange, std::string(op) + ": index " + std::to_string(bad) +
@@ -102,9 +110,10 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
                            "indices may not be larger than the input in dim " + std::to_string(i));
   Storage::check_same_device("gather", *t.storage(), *ids_in.storage());
   index_checks::check_dtype("gather", ids_in);
+  // The result first: one that cannot be allocated fails before any id is read.
+  Tensor out = empty(ids_in.shape(), t.dtype(), t.device(), "gather");
   index_checks::check_range("gather", ids_in, t.shape()[size_t(d)]);
   const Tensor ids = kernel_ids(ids_in);
-  Tensor out = empty(ids.shape(), t.dtype(), t.device(), "gather");
   StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
   t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
                              out.storage()->impl());

@@ -230,8 +230,25 @@ std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle ot
   return other_left ? std::make_pair(scalar, base) : std::make_pair(base, scalar);
 }
 
+// An int in a (nested) list of ids that no int64 holds: no tensor has such a position.
+void check_list_ids(py::handle ids) {
+  PyObject* p = ids.ptr();
+  if (PyList_Check(p) || PyTuple_Check(p)) {
+    for (py::handle item : py::reinterpret_borrow<py::sequence>(ids)) check_list_ids(item);
+    return;
+  }
+  if (!PyLong_Check(p) || PyBool_Check(p)) return;
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(p, &overflow);
+  if (overflow)
+    throw Error(ErrorKind::IndexOutOfRange, "index: the index " + py::repr(ids).cast<std::string>() +
+                                                " is out of range: positions are int64")
+        .with("op", std::string("index"));
+}
+
 Tensor index_arg(py::handle ids, const Tensor& t) {
   if (is_tensor(ids)) return ids.cast<Tensor>();
+  check_list_ids(ids);
   // Lists and arrays go through ember.tensor (ints become int64) onto t's device.
   py::object made =
       py::module_::import("ember").attr("tensor")(ids, py::arg("device") = t.device());

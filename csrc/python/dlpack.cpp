@@ -109,6 +109,36 @@ int32_t dl_device_type(const BackendDevice& d) {
   return kind == "cpu" ? kDLCPU : kind == "cuda" ? kDLCUDA : kDLMetal;
 }
 
+// A pair of Python ints (dl_device=, max_version=), else InvalidTypeError naming `arg`.
+std::pair<int64_t, int64_t> int_pair(py::handle obj, const char* arg) {
+  PyObject* p = obj.ptr();
+  const bool pair = PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 &&
+                    PyLong_Check(PyTuple_GET_ITEM(p, 0)) && PyLong_Check(PyTuple_GET_ITEM(p, 1));
+  if (!pair)
+    throw_invalid_type("__dlpack__",
+                       std::string(arg) + " must be a tuple of two ints or None",
+                       Py_TYPE(p)->tp_name);
+  return obj.cast<std::pair<int64_t, int64_t>>();
+}
+
+// copy=: None (a copy only where sharing cannot work), True or False.
+std::optional<bool> copy_request(py::handle copy) {
+  if (copy.is_none()) return std::nullopt;
+  if (!PyBool_Check(copy.ptr()))
+    throw_invalid_type("__dlpack__", "copy must be True, False or None",
+                       Py_TYPE(copy.ptr())->tp_name);
+  return copy.ptr() == Py_True;
+}
+
+// A view that consumers cannot take as it is: a zero stride lets them write one element
+// through many (numpy, via the legacy capsule, cannot be told it is read-only), and a
+// negative stride is refused by PyTorch and others outright.
+bool must_copy(const Tensor& t) {
+  for (int64_t d = 0; d < t.ndim(); ++d)
+    if (t.shape()[size_t(d)] > 1 && t.layout().strides()[size_t(d)] <= 0) return true;
+  return false;
+}
+
 // Checks a __dlpack__ request; returns the consumer's stream to order before (device
 // memory only): None is the legacy default stream, -1 asks for no ordering.
 std::optional<intptr_t> check_request(const Tensor& t, py::handle stream, py::handle dl_device) {
@@ -119,7 +149,7 @@ std::optional<intptr_t> check_request(const Tensor& t, py::handle stream, py::ha
                                    " cannot be shared through DLPack: its memory is private to "
                                    "the device. Copy it to the CPU first: t.to_device(\"cpu\")");
   const std::pair<int64_t, int64_t> own{dl_device_type(d), host ? 0 : d.ordinal()};
-  if (!dl_device.is_none() && dl_device.cast<std::pair<int64_t, int64_t>>() != own)
+  if (!dl_device.is_none() && int_pair(dl_device, "dl_device") != own)
     throw_dlpack("__dlpack__", "this tensor lives on DLPack device (" + std::to_string(own.first) +
                                    ", " + std::to_string(own.second) +
                                    "); move it with ember (t.to_device) instead of asking "
@@ -143,8 +173,14 @@ std::optional<intptr_t> check_request(const Tensor& t, py::handle stream, py::ha
 py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_version,
                          py::handle dl_device, py::handle copy) {
   std::optional<intptr_t> consumer = check_request(self, stream, dl_device);
-  const bool copied = !copy.is_none() && copy.cast<bool>();
-  Tensor t = copied ? clone(self) : self;
+  const std::optional<bool> asked = copy_request(copy);
+  const bool versioned = !max_version.is_none() && int_pair(max_version, "max_version").first >= 1;
+  if (asked == false && must_copy(self))
+    throw_dlpack("__dlpack__", "this view (strides " + shape_str(self.layout().strides()) +
+                                   ") has a zero or negative stride, which consumers cannot "
+                                   "take without a copy; pass copy=None or copy=True");
+  const bool copied = asked.value_or(false) || must_copy(self);
+  Tensor t = copied ? clone(self) : self;  // clone is contiguous
   BackendStorage& impl = t.storage()->impl();
   const BackendDevice& dev = *t.device();
   char* base = static_cast<char*>(impl.host_memory() ? impl.host_memory() : impl.device_memory());
@@ -157,8 +193,6 @@ py::object dlpack_export(const Tensor& self, py::handle stream, py::handle max_v
   dl.dtype = dl_dtype(t.dtype());
   dl.shape = e->shape.data();
   dl.strides = e->strides.data();
-  const bool versioned =
-      !max_version.is_none() && max_version.cast<std::pair<int64_t, int64_t>>().first >= 1;
   if (versioned) {
     e->versioned = {
         {1, 0}, e, &delete_export<DLManagedTensorVersioned>, copied ? kFlagIsCopied : 0, dl};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "core/index_checks.h"
 
 namespace ember::python {
 
@@ -48,8 +49,7 @@ Kind classify(py::handle o) {
   if (p == Py_None) return Kind::NewAxis;
   if (p == Py_Ellipsis) return Kind::Ellipsis;
   if (PySlice_Check(p)) return Kind::Slice;
-  if (PyBool_Check(p))
-    invalid_key("a bool is not an index (boolean masks are not supported; use ember.where)");
+  if (PyBool_Check(p)) return Kind::Array;  // a 0-d mask (lift_scalar_masks)
   if (is_tensor(o) || PyList_Check(p) || py::isinstance<py::array>(o)) return Kind::Array;
   if (PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p))) return Kind::Int;
   invalid_key(std::string("only integers, slices, None, ..., and integer or bool tensors or lists "
@@ -116,10 +116,13 @@ Tensor checked_ids(Tensor ids) {
 Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
   const bool is_signed = ids.dtype() == DType::I64 || ids.dtype() == DType::I32;
   if (!is_signed || ids.numel() == 0) return ids;  // unsigned: no negatives
-  // min and max read back together: one wait for the device, not two
-  Tensor range = to_dtype(
-      stack({reduce(ReduceOp::Min, ids, {}, false), reduce(ReduceOp::Max, ids, {}, false)}, 0),
-      DType::I64);
+  // min and max read back together: one wait for the device, not two; a broadcast view
+  // of ids is read once per distinct element
+  const Tensor distinct = index_checks::distinct_elements(ids);
+  Tensor range = to_dtype(stack({reduce(ReduceOp::Min, distinct, {}, false),
+                                 reduce(ReduceOp::Max, distinct, {}, false)},
+                                0),
+                          DType::I64);
   int64_t bounds[2] = {0, 0};
   to_host(range, bounds);
   const int64_t lo = bounds[0], hi = bounds[1];
@@ -149,6 +152,7 @@ std::vector<int64_t> true_positions(const Tensor& mask);
 // per dim it covers (numpy's rule); `first` is the first dim of t that it covers.
 void expand_mask(const Tensor& t, const Tensor& mask, int64_t first, ParsedKey& k) {
   const Shape& ms = mask.shape();
+  if (mask.ndim() == 0) bad_index("a 0-d mask reached expand_mask unlifted");  // never: lifted
   bool fits = first + mask.ndim() <= t.ndim();
   for (int64_t d = 0; fits && d < mask.ndim(); ++d)
     fits = ms[size_t(d)] == t.shape()[size_t(first + d)];
@@ -178,7 +182,11 @@ ParsedKey parse(const Tensor& t, py::handle key) {
   int64_t consumed = 0;
   for (py::handle obj : objs) {
     Item item{classify(obj), obj, std::nullopt};
-    if (item.kind == Kind::Array) item.ids = checked_ids(index_arg(obj, t));
+    if (item.kind == Kind::Array) {  // every index array, read or write, before it is read
+      Tensor ids = index_arg(obj, t);
+      Storage::check_same_device("index", *t.storage(), *ids.storage());
+      item.ids = checked_ids(ids);
+    }
     const bool mask = item.ids && item.ids->dtype() == DType::Bool;
     ellipses += item.kind == Kind::Ellipsis;
     consumed += mask ? item.ids->ndim()
@@ -197,7 +205,6 @@ ParsedKey parse(const Tensor& t, py::handle key) {
   int64_t source_dim = 0;
   for (Item& item : first_pass) {
     if (item.ids && item.ids->dtype() == DType::Bool) {
-      Storage::check_same_device("index", *t.storage(), *item.ids->storage());
       expand_mask(t, *item.ids, source_dim, k);
       source_dim += item.ids->ndim();
       continue;
@@ -354,7 +361,9 @@ Tensor assigned_value(const Tensor& view, py::handle value);
 std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
   PyObject* p = key.ptr();
   if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 1) return mask_key(t, PyTuple_GET_ITEM(p, 0));
-  if (!(is_tensor(key) || PyList_Check(p) || py::isinstance<py::array>(key))) return std::nullopt;
+  // A Python bool is a 0-d mask, as in numpy: t[True] adds a dim of 1, t[False] one of 0.
+  if (!(is_tensor(key) || PyList_Check(p) || PyBool_Check(p) || py::isinstance<py::array>(key)))
+    return std::nullopt;
   // Only bools make a mask: an int list or array is converted once, by parse.
   if (PyList_Check(p) && PyList_GET_SIZE(p) > 0 && !PyBool_Check(PyList_GET_ITEM(p, 0)) &&
       !PyList_Check(PyList_GET_ITEM(p, 0)))
@@ -421,7 +430,67 @@ void masked_write(const Tensor& t, const Tensor& mask, py::handle value) {
   });
 }
 
-Tensor index_tensor(const Tensor& t, py::handle key) {
+// ---- 0-d masks inside a tuple key: t[0, True], t[..., False], t[ids, ember.tensor(True)]
+
+bool scalar_mask(py::handle o) {
+  if (PyBool_Check(o.ptr())) return true;
+  if (!is_tensor(o)) return false;
+  const Tensor& m = o.cast<const Tensor&>();
+  return m.ndim() == 0 && m.dtype() == DType::Bool;
+}
+
+bool scalar_mask_value(py::handle o, const Tensor& t) {
+  if (PyBool_Check(o.ptr())) return o.ptr() == Py_True;
+  const Tensor& m = o.cast<const Tensor&>();
+  Storage::check_same_device("index", *t.storage(), *m.storage());
+  bool v = false;
+  to_host(m, &v);
+  return v;
+}
+
+// Dims of t an item of a tuple key consumes (an ellipsis: none here, counted apart).
+int64_t dims_consumed(py::handle o, const Tensor& t) {
+  Kind kind = classify(o);
+  if (kind == Kind::Int || kind == Kind::Slice) return 1;
+  if (kind != Kind::Array) return 0;
+  const Tensor ids = is_tensor(o) ? o.cast<Tensor>() : index_arg(o, t);
+  return ids.dtype() == DType::Bool ? ids.ndim() : 1;
+}
+
+// A 0-d mask is numpy's: an advanced index over a new dim of size 1, holding that one
+// position (True) or none (False). The key is rewritten to index a view with that dim.
+std::pair<Tensor, py::object> lift_scalar_masks(const Tensor& t, py::handle key) {
+  if (!PyTuple_Check(key.ptr()) || PyTuple_GET_SIZE(key.ptr()) < 2)
+    return {t, py::reinterpret_borrow<py::object>(key)};
+  py::list items;
+  for (py::handle o : py::reinterpret_borrow<py::tuple>(key)) items.append(o);
+  Tensor view = t;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!scalar_mask(items[i])) continue;
+    // its dim of the view: after the dims the items before it consume, or, past an
+    // ellipsis, before the dims the items after it consume
+    int64_t before = 0, after = 0;
+    bool past_ellipsis = false;
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (items[j].ptr() == Py_Ellipsis) {
+        past_ellipsis = past_ellipsis || j < i;
+        continue;
+      }
+      if (j == i) continue;
+      (j < i ? before : after) += dims_consumed(items[j], view);
+    }
+    const int64_t at = past_ellipsis ? view.ndim() - after : before;
+    if (at < 0 || at > view.ndim()) break;  // too many indices: parse says so
+    const int64_t n = scalar_mask_value(items[i], t) ? 1 : 0;
+    const int64_t zero = 0;
+    items[i] = py::cast(from_host(&zero, {n}, DType::I64, t.device()));
+    view = unsqueeze(view, at);
+  }
+  return {view, py::tuple(items)};
+}
+
+Tensor index_tensor(const Tensor& t_in, py::handle key_in) {
+  auto [t, key] = lift_scalar_masks(t_in, key_in);
   if (std::optional<Tensor> mask = mask_key(t, key)) return masked_read(t, *mask);
   ParsedKey k = parse(t, key);
   Walked w = walk(t, k);
@@ -434,6 +503,8 @@ Tensor assigned_value(const Tensor& view, py::handle value) {
   Number n = read_number(value);
   if (n.kind != Number::None) {
     bool promote = n.kind == Number::Float && !dtype_is_float(view.dtype());
+    // NaN, inf or a float out of range has no integer value (numpy and PyTorch refuse it).
+    if (promote) check_fill_value("setitem", n.f, view.dtype());
     return number_tensor(n, promote ? DType::F32 : view.dtype(), view.device(), "setitem");
   }
   py::object made = py::module_::import("ember").attr("tensor")(
@@ -499,7 +570,8 @@ void set_through_arrays(const ParsedKey& k, const Walked& w, py::handle value) {
   });
 }
 
-void set_item(const Tensor& t, py::handle key, py::handle value) {
+void set_item(const Tensor& t_in, py::handle key_in, py::handle value) {
+  auto [t, key] = lift_scalar_masks(t_in, key_in);
   if (std::optional<Tensor> mask = mask_key(t, key)) return masked_write(t, *mask, value);
   ParsedKey k = parse(t, key);
   Walked w = walk(t, k);

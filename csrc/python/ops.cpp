@@ -83,7 +83,7 @@ void bind_logical(py::module_& m, py::class_<Tensor>& cls) {
   def_op(m, cls, "logical_not",
          [](const Tensor& t) { return gil_free_if(big(t), [&] { return logical_not(t); }); });
   auto dim = py::arg("dim") = py::none();
-  auto keepdim = py::arg("keepdim") = false;
+  auto keepdim = py::arg("keepdim").noconvert() = false;
   auto axis = py::arg("axis") = py::none(), keepdims = py::arg("keepdims") = py::none();
   def_op(m, cls, "any", &any_all_fn<false>, dim, keepdim, py::kw_only(), axis, keepdims);
   def_op(m, cls, "all", &any_all_fn<true>, dim, keepdim, py::kw_only(), axis, keepdims);
@@ -92,14 +92,16 @@ void bind_logical(py::module_& m, py::class_<Tensor>& cls) {
 // ---- reductions and matmul
 
 // A reduction's out= (numpy's np.sum(t) passes out=None): the result written into it,
-// which must have the result's shape and a dtype the result can be written into.
-py::object reduced(Tensor r, py::handle out, const char* op) {
+// which must have the result's shape and a dtype the result can be written into (the
+// result's own when `exact`: indices are int64 only, as PyTorch's).
+py::object reduced(Tensor r, py::handle out, const char* op, bool exact = false) {
   std::optional<Tensor> dst = out_arg(out, op);
   if (!dst) return py::cast(std::move(r));
   if (dst->shape() != r.shape())
     throw_shape_mismatch(op, r.shape(), dst->shape(),
                          "the out= tensor must have the result's shape");
-  if (!can_write_into(r.dtype(), dst->dtype())) throw_dtype_mismatch(op, r.dtype(), dst->dtype());
+  if (exact ? r.dtype() != dst->dtype() : !can_write_into(r.dtype(), dst->dtype()))
+    throw_dtype_mismatch(op, r.dtype(), dst->dtype());
   gil_free_if(big(r), [&] { copy_into(r, *dst, op); });
   return borrowed(out);
 }
@@ -149,7 +151,8 @@ py::object arg_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle a
   py::handle d = dim_or_axis(dim, axis, name);
   std::optional<int64_t> one;
   if (!d.is_none()) one = int_arg(d, name);
-  return reduced(gil_free_if(big(t), [&] { return arg_reduce(op, t, one, keepdim); }), out, name);
+  return reduced(gil_free_if(big(t), [&] { return arg_reduce(op, t, one, keepdim); }), out, name,
+                 true);
 }
 
 // argmax/argmin take one dim (or none); the others a dim or a tuple of dims. Every one also
@@ -157,7 +160,7 @@ py::object arg_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle a
 template <ReduceOp op>
 void def_reduce(py::module_& m, py::class_<Tensor>& cls) {
   auto dim = py::arg("dim") = py::none();
-  auto keepdim = py::arg("keepdim") = false;
+  auto keepdim = py::arg("keepdim").noconvert() = false;
   auto axis = py::arg("axis") = py::none();
   auto keepdims = py::arg("keepdims") = py::none();
   auto out = py::arg("out") = py::none();
@@ -190,7 +193,7 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
   auto axis = py::arg("axis") = py::none();
 #define EMBER_REDUCE(Enum, name, dtypes) def_reduce<ReduceOp::Enum>(m, cls);
 #include "core/ops.def"
-  def_op(m, cls, "mean", &mean_fn, dim, py::arg("keepdim") = false, py::kw_only(),
+  def_op(m, cls, "mean", &mean_fn, dim, py::arg("keepdim").noconvert() = false, py::kw_only(),
          py::arg("dtype") = py::none(), axis, py::arg("keepdims") = py::none(),
          py::arg("out") = py::none());
   def_op(m, cls, "softmax", &softmax_fn<false>, dim, py::kw_only(), axis);

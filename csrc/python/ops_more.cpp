@@ -208,7 +208,7 @@ void bind_elementwise_more(py::module_& m, py::class_<Tensor>& cls) {
   };
   auto other = py::arg("other");
   auto rtol = py::arg("rtol") = 1e-05, atol = py::arg("atol") = 1e-08;
-  auto equal_nan = py::arg("equal_nan") = false;
+  auto equal_nan = py::arg("equal_nan").noconvert() = false;
   def_both(m, cls, "isclose", tolerances(&isclose), other, rtol, atol, equal_nan);
   def_both(m, cls, "allclose", tolerances(&allclose), other, rtol, atol, equal_nan);
   def_both(
@@ -286,7 +286,7 @@ Tensor norm_fn(const Tensor& t, py::handle p, py::handle dim, bool keepdim_in, p
 
 void bind_reduce_more(py::module_& m, py::class_<Tensor>& cls) {
   auto dim = py::arg("dim") = py::none();
-  auto keepdim = py::arg("keepdim") = false;
+  auto keepdim = py::arg("keepdim").noconvert() = false;
   auto unbiased = py::arg("unbiased") = py::none();
   auto correction = py::arg("correction") = py::none();
   // numpy's axis= and keepdims= too, as the other reductions (ops.cpp)

@@ -73,8 +73,8 @@ void bind_sort(py::module_& m, py::class_<Tensor>& cls) {
          "Inclusive product along `dim` (or axis=); integers accumulate in int64 unless "
          "`dtype` is given (the input is then cast to it first).",
          dim, py::kw_only(), dtype, axis);
-  auto descending = py::arg("descending") = false;
-  auto stable = py::arg("stable") = false;
+  auto descending = py::arg("descending").noconvert() = false;
+  auto stable = py::arg("stable").noconvert() = false;
   def_op(m, cls, "sort", &sort_fn,
          "The named pair (values, indices) of the values sorted along `dim` (default -1, or "
          "axis=); always a stable "
@@ -86,7 +86,7 @@ void bind_sort(py::module_& m, py::class_<Tensor>& cls) {
   def_op(m, cls, "topk", &topk_fn,
          "The named pair (values, indices) of the k largest (smallest unless `largest`) "
          "along `dim`, in sorted order; ties go to the first position.",
-         py::arg("k"), dim, py::arg("largest") = true, py::arg("sorted") = true, py::kw_only(),
+         py::arg("k"), dim, py::arg("largest").noconvert() = true, py::arg("sorted").noconvert() = true, py::kw_only(),
          axis);
 }
 

@@ -125,7 +125,7 @@ void bind_moves(py::class_<Tensor>& cls) {
             gil_free_if(t.numel() >= kReleaseGilNumel, [&] { copy_from(t, src); });
             return self;
           },
-          py::arg("src"), py::arg("non_blocking") = false,
+          py::arg("src"), py::arg("non_blocking").noconvert() = false,
           "Copies src's values into this tensor (broadcast and cast), from any device; "
           "returns it. The copy is done on return (non_blocking is taken for PyTorch's sake).")
       .def(
