@@ -1,6 +1,7 @@
 // Reductions over the trailing dims of a view: sum, max, min, argmax, argmin.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -77,6 +78,43 @@ struct ExtremeAcc {
       better = o.best == best && o.index < index;
     if (better) best = o.best, index = o.index;
   }
+};
+
+// Max/min values alone: no index to track, so each element is one branch-free pick (a
+// NaN, once taken, stays), dense float32 runs take the vectorised scan, and the column
+// walk (a reduction over dim 0) vectorises across its outputs.
+template <typename T, bool kMax>
+struct ValueAcc {
+  using C = compute_t<T>;
+  static C identity() {
+    using L = std::numeric_limits<C>;
+    if constexpr (std::is_floating_point_v<C>)
+      return kMax ? -L::infinity() : L::infinity();
+    else
+      return kMax ? L::lowest() : L::max();
+  }
+  C best = identity();
+  static C pick(C acc, C v) {
+    if constexpr (std::is_floating_point_v<C>)
+      return ((kMax ? v > acc : v < acc) || v != v) ? v : acc;
+    else
+      return (kMax ? v > acc : v < acc) ? v : acc;
+  }
+  void add_one(T v, int64_t) { best = pick(best, C(v)); }
+  void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
+    if (n <= 0) return;
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1) return add_one(extreme_f32<kMax>(p, n), 0);
+    }
+    constexpr int kChains = 4;
+    C acc[kChains] = {best, best, best, best};
+    int64_t i = 0;
+    for (; i + kChains <= n; i += kChains)
+      for (int k = 0; k < kChains; ++k) acc[k] = pick(acc[k], C(p[(i + k) * stride]));
+    for (; i < n; ++i) acc[0] = pick(acc[0], C(p[i * stride]));
+    for (int k = 0; k < kChains; ++k) best = pick(best, acc[k]);
+  }
+  void merge(const ValueAcc& o) { best = pick(best, o.best); }
 };
 
 struct ReduceGeom {
@@ -204,11 +242,11 @@ void CpuStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
           return run_reduce<T, SumAcc<T>>(data, src, reduced_dims, as_cpu(dst).ptr<int64_t>(),
                                           [](const SumAcc<T>& a, int64_t) { return a.total; });
       case ReduceOp::Max:
-        return run_reduce<T, ExtremeAcc<T, true>>(data, src, reduced_dims, as_cpu(dst).ptr<T>(),
-                                                  value);
+        return run_reduce<T, ValueAcc<T, true>>(data, src, reduced_dims, as_cpu(dst).ptr<T>(),
+                                                value);
       case ReduceOp::Min:
-        return run_reduce<T, ExtremeAcc<T, false>>(data, src, reduced_dims, as_cpu(dst).ptr<T>(),
-                                                   value);
+        return run_reduce<T, ValueAcc<T, false>>(data, src, reduced_dims, as_cpu(dst).ptr<T>(),
+                                                 value);
       case ReduceOp::ArgMax:
         return run_reduce<T, ExtremeAcc<T, true>>(data, src, reduced_dims,
                                                   as_cpu(dst).ptr<int64_t>(), index);

@@ -143,6 +143,47 @@ EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {
   return acc[0];
 }
 
+namespace {
+// Lanes that keep a NaN once they hold one: x wins when it is better or is NaN.
+template <bool kMax>
+inline float pick(float acc, float x) {
+  return ((kMax ? x > acc : x < acc) || x != x) ? x : acc;
+}
+}  // namespace
+
+EMBER_TARGET_CLONES float max_nan_f32(const float* x, int64_t n) {
+  float acc[kLanes];
+  for (int k = 0; k < kLanes; ++k) acc[k] = x[0];
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] = pick<true>(acc[k], x[i + k]);
+  for (int k = 0; i < n; ++i, ++k) acc[k] = pick<true>(acc[k], x[i]);
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] = pick<true>(acc[k], acc[k + w]);
+  return acc[0];
+}
+
+EMBER_TARGET_CLONES float min_nan_f32(const float* x, int64_t n) {
+  float acc[kLanes];
+  for (int k = 0; k < kLanes; ++k) acc[k] = x[0];
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] = pick<false>(acc[k], x[i + k]);
+  for (int k = 0; i < n; ++i, ++k) acc[k] = pick<false>(acc[k], x[i]);
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] = pick<false>(acc[k], acc[k + w]);
+  return acc[0];
+}
+
+template <>
+float extreme_f32<true>(const float* x, int64_t n) {
+  return max_nan_f32(x, n);
+}
+template <>
+float extreme_f32<false>(const float* x, int64_t n) {
+  return min_nan_f32(x, n);
+}
+
 EMBER_TARGET_CLONES double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n) {
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {

@@ -17,6 +17,11 @@ double sum_f32(const float* x, int64_t n);
 // The largest value of a dense run, NaN ignored (-inf when empty or all NaN).
 float max_f32(const float* x, int64_t n);
 
+// The largest (kMax) or smallest value of a dense run of n >= 1, NaN if any is NaN
+// (numpy's and PyTorch's max/min).
+template <bool kMax>
+float extreme_f32(const float* x, int64_t n);
+
 // y = exp(x - shift) over a dense run (y may be x); returns the sum of y, blocks of 1024
 // summed as sum_f32 sums them (one stream: y is still in cache).
 double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n);
