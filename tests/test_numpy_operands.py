@@ -291,3 +291,40 @@ def test_the_array_protocol_still_exports_cpu_tensors(rng):
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, x)
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_with_an_ndarray_either_side(device, dtype):
+    if not require_dtype(device, dtype):
+        return
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 4)).astype(dtype)
+    b = rng.standard_normal((4, 2)).astype(dtype)
+    t, u = ember.tensor(a, device=device), ember.tensor(b, device=device)
+    forms = [lambda: t @ b, lambda: a @ u, lambda: np.matmul(t, b), lambda: np.matmul(a, u)]
+    for form in forms:
+        if not on_host(device):
+            with pytest.raises(ember.DeviceMismatchError, match="matmul"):
+                form()
+            continue
+        got = form()
+        assert isinstance(got, ember.Tensor) and got.dtype == getattr(ember, dtype)
+        check_close(got, a @ b, dtype)
+    with pytest.raises(TypeError):
+        3 @ t
+
+
+def test_bitwise_and_logical_ufuncs_with_an_ndarray_on_the_left():
+    m = np.array([True, False, True, False])
+    n = ember.tensor([True, True, False, False])
+    for ufunc in (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.logical_and,
+                  np.logical_or, np.logical_xor):  # fmt: skip
+        got = ufunc(m, n)
+        assert isinstance(got, ember.Tensor) and got.dtype == ember.bool
+        np.testing.assert_array_equal(got.numpy(), ufunc(m, n.numpy()))
+    i = np.array([6, 3, -1], dtype=np.int64)
+    j = ember.tensor([3, 5, 7])
+    np.testing.assert_array_equal((i & j).numpy(), i & j.numpy())
+    np.testing.assert_array_equal((i ^ j).numpy(), i ^ j.numpy())
+    np.testing.assert_array_equal(np.invert(j).numpy(), np.invert(j.numpy()))
+    np.testing.assert_array_equal(np.logical_not(n).numpy(), [False, False, True, True])

@@ -63,9 +63,6 @@ Number read_int(PyObject* o) {
   return n;
 }
 
-bool is_ndarray(PyObject* o) {
-  return is_instance(o, numpy_scalars().ndarray.ptr());
-}
 
 Number read_numpy_scalar(PyObject* o) {
   const NumpyScalarTypes& np = numpy_scalars();
@@ -106,6 +103,10 @@ bool fits(const Number& n, DType dtype) {
 }
 
 }  // namespace
+
+bool is_ndarray(PyObject* o) {
+  return is_instance(o, numpy_scalars().ndarray.ptr());
+}
 
 bool is_tensor(py::handle obj) {
   PyObject* type = tensor_type();

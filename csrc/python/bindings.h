@@ -78,6 +78,7 @@ DevicePtr stamped(DevicePtr device);   // records the Python caller as its creat
 // ---- args.cpp: Python values as op arguments; bad values raise InvalidArgumentError,
 // values of the wrong type InvalidTypeError
 bool is_tensor(py::handle obj);
+bool is_ndarray(PyObject* o);
 int64_t int_arg(py::handle obj, const char* op);
 Shape shape_arg(py::handle obj, const char* op);         // an int or a tuple/list of ints
 Shape shape_args(const py::args& args, const char* op);  // f(2, 3) or f((2, 3))

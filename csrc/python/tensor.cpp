@@ -152,11 +152,17 @@ py::object cmp_operator(const Tensor& t, py::handle other) {
       gil_free_if(big(ab->first, ab->second), [&] { return cmp(op, ab->first, ab->second); }));
 }
 
-py::object matmul_operator(const Tensor& t, py::handle other) {
-  if (!is_tensor(other)) return not_implemented();
-  const Tensor& o = other.cast<const Tensor&>();
-  bool heavy = t.numel() * (o.ndim() ? o.shape().back() : 1) >= kReleaseGilNumel;
-  return py::cast(gil_free_if(heavy, [&] { return matmul(t, o); }));
+// t @ other (or other @ t, `left`): a tensor or an ndarray, which is read as the CPU
+// tensor ember.tensor makes of it (with a GPU tensor: DeviceMismatchError).
+py::object matmul_operator(const Tensor& t, py::handle other, bool left) {
+  if (!is_tensor(other) && !is_ndarray(other.ptr())) return not_implemented();
+  const Tensor o = is_tensor(other)
+                       ? other.cast<Tensor>()
+                       : py::module_::import("ember").attr("tensor")(other).cast<Tensor>();
+  const Tensor& a = left ? o : t;
+  const Tensor& b = left ? t : o;
+  bool heavy = a.numel() * (b.ndim() ? b.shape().back() : 1) >= kReleaseGilNumel;
+  return py::cast(gil_free_if(heavy, [&] { return matmul(a, b); }));
 }
 
 Tensor unary_operator(UnaryOp op, const Tensor& t) {
@@ -188,7 +194,12 @@ void bind_operators(py::class_<Tensor>& cls) {
   def_arithmetic<BinaryOp::BitwiseAnd>(cls, "__and__", "__rand__", "__iand__");
   def_arithmetic<BinaryOp::BitwiseOr>(cls, "__or__", "__ror__", "__ior__");
   def_arithmetic<BinaryOp::BitwiseXor>(cls, "__xor__", "__rxor__", "__ixor__");
-  cls.def("__matmul__", &matmul_operator, py::is_operator());
+  cls.def(
+      "__matmul__", [](const Tensor& t, py::handle o) { return matmul_operator(t, o, false); },
+      py::is_operator());
+  cls.def(
+      "__rmatmul__", [](const Tensor& t, py::handle o) { return matmul_operator(t, o, true); },
+      py::is_operator());
   // Identity hash (tensors compare elementwise, so equality cannot define it).
   // Defined before __eq__, which would otherwise make the class unhashable.
   cls.def("__hash__",

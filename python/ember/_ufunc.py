@@ -53,7 +53,20 @@ _UFUNC_OPS = {
     np.isnan: "isnan",
     np.isinf: "isinf",
     np.isfinite: "isfinite",
+    np.bitwise_and: "bitwise_and",
+    np.bitwise_or: "bitwise_or",
+    np.bitwise_xor: "bitwise_xor",
+    np.invert: "bitwise_not",
+    np.logical_and: "logical_and",
+    np.logical_or: "logical_or",
+    np.logical_xor: "logical_xor",
+    np.logical_not: "logical_not",
+    np.matmul: "matmul",
 }
+
+# ember ops that take no out=
+_NO_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "matmul"}  # fmt: skip
 
 
 def _out_tensor(kwargs):
@@ -76,10 +89,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if not any(isinstance(x, Tensor) for x in inputs):
         return NotImplemented  # only out= is a Tensor: numpy's own inputs, numpy's job
     op = getattr(_core, name)
+    if name == "matmul":  # takes tensors only: an ndarray is read as a CPU tensor
+        from ._tensor import tensor
+
+        inputs = [x if isinstance(x, Tensor) else tensor(x) for x in inputs]
     if out is None:
         return op(*inputs)
-    if name in ("eq", "ne", "lt", "le", "gt", "ge"):
-        return NotImplemented  # ember's comparisons take no out=
+    if name in _NO_OUT:
+        return NotImplemented
     return op(*inputs, out=out)
 
 
