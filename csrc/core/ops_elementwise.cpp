@@ -74,7 +74,7 @@ Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
   check_op_dtype(info.name, info.cls, t.dtype(), t.device());
   Tensor dst = destination(info.name, out, t.shape(), op_result_dtype(info.cls, t.dtype()), t);
   return run_into(dst, {&t}, [&](Tensor& d) {
-    StorageLocks locks({t.storage().get()}, {d.storage().get()});
+    StorageLocks locks(__func__, {t.storage().get()}, {d.storage().get()});
     t.storage()->impl().unary(op, UnaryParams{}, t.layout(), d.storage()->impl(), d.layout());
   });
 }
@@ -96,14 +96,14 @@ Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi
   p.lo = lo.value_or(-std::numeric_limits<double>::infinity());
   p.hi = hi.value_or(std::numeric_limits<double>::infinity());
   Tensor dst = empty(t.shape(), t.dtype(), t.device(), "clamp");
-  StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+  StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
   t.storage()->impl().unary(UnaryOp::Clamp, p, t.layout(), dst.storage()->impl(), dst.layout());
   return dst;
 }
 
 Tensor affine(const Tensor& t, double mul, double add) {
   Tensor dst = empty(t.shape(), t.dtype(), t.device(), "affine");
-  StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+  StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
   t.storage()->impl().affine(t.layout(), mul, add, dst.storage()->impl(), dst.layout());
   return dst;
 }
@@ -140,7 +140,7 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
   const Layout& l = same ? lhs.layout() : lb;
   const Layout& r = same ? rhs.layout() : rb;
   return run_into(dst, {&lhs, &rhs}, [&](Tensor& d) {
-    StorageLocks locks({lhs.storage().get(), rhs.storage().get()}, {d.storage().get()});
+    StorageLocks locks(__func__, {lhs.storage().get(), rhs.storage().get()}, {d.storage().get()});
     lhs.storage()->impl().binary(kernel_op, l, rhs.storage()->impl(), r, d.storage()->impl(),
                                  d.layout());
   });
@@ -157,7 +157,7 @@ Tensor cmp(CmpOp op, const Tensor& lhs_in, const Tensor& rhs_in) {
   check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
   Tensor dst = empty(shape, op_result_dtype(op_info(op).cls, lhs.dtype()), lhs.device(), name);
   Layout l = lhs.layout().broadcast_to(name, shape), r = rhs.layout().broadcast_to(name, shape);
-  StorageLocks locks({lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
+  StorageLocks locks(__func__, {lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
   lhs.storage()->impl().cmp(op, l, rhs.storage()->impl(), r, dst.storage()->impl(), dst.layout());
   return dst;
 }
@@ -178,7 +178,7 @@ Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_i
   Layout c = cond.layout().broadcast_to("where", shape);
   Layout t = on_true.layout().broadcast_to("where", shape);
   Layout f = on_false.layout().broadcast_to("where", shape);
-  StorageLocks locks({cond.storage().get(), on_true.storage().get(), on_false.storage().get()},
+  StorageLocks locks(__func__, {cond.storage().get(), on_true.storage().get(), on_false.storage().get()},
                      {dst.storage().get()});
   cond.storage()->impl().where(c, on_true.storage()->impl(), t, on_false.storage()->impl(), f,
                                dst.storage()->impl(), dst.layout());

@@ -79,7 +79,7 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
   Shape shape = t.shape();
   shape[size_t(d)] = ids.numel();
   Tensor out = empty(shape, t.dtype(), t.device(), "index_select");
-  StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
+  StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});
   t.storage()->impl().index_select(t.layout(), d, ids.storage()->impl(), ids.layout(),
                                    out.storage()->impl());
   return out;
@@ -114,7 +114,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   Tensor out = empty(ids_in.shape(), t.dtype(), t.device(), "gather");
   index_checks::check_range("gather", ids_in, t.shape()[size_t(d)]);
   const Tensor ids = kernel_ids(ids_in);
-  StorageLocks locks({t.storage().get(), ids.storage().get()}, {out.storage().get()});
+  StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});
   t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
                              out.storage()->impl());
   return out;

@@ -39,7 +39,7 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   oshape.insert(oshape.end(), {m, n});
   Tensor dst = empty(oshape, lhs.dtype(), lhs.device(), "matmul");
   {
-    StorageLocks locks({lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(__func__, {lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
     lhs.storage()->impl().matmul(l.broadcast_to("matmul", lshape), rhs.storage()->impl(),
                                  r.broadcast_to("matmul", rshape), dst.storage()->impl());
   }

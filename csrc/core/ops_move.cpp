@@ -11,7 +11,7 @@ Tensor contiguous(const Tensor& t) {
 
 Tensor clone(const Tensor& t) {
   Tensor out = empty(t.shape(), t.dtype(), t.device(), "contiguous");
-  StorageLocks locks({t.storage().get()}, {out.storage().get()});
+  StorageLocks locks(__func__, {t.storage().get()}, {out.storage().get()});
   t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), out.layout());
   return out;
 }
@@ -24,10 +24,10 @@ namespace {
 void cast_into(const Tensor& src, const Layout& layout, const Tensor& dst) {
   if (dst.dtype() == DType::Bool && src.dtype() != DType::Bool) {
     Tensor b = cmp(CmpOp::Ne, src.view_as(layout), zeros({}, src.dtype(), src.device()));
-    StorageLocks locks({b.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(__func__, {b.storage().get()}, {dst.storage().get()});
     return b.storage()->impl().copy_strided(b.layout(), dst.storage()->impl(), dst.layout());
   }
-  StorageLocks locks({src.storage().get()}, {dst.storage().get()});
+  StorageLocks locks(__func__, {src.storage().get()}, {dst.storage().get()});
   if (src.dtype() == dst.dtype() || src.dtype() == DType::Bool && dst.dtype() == DType::U8)
     src.storage()->impl().copy_strided(layout, dst.storage()->impl(), dst.layout());
   else
@@ -82,7 +82,7 @@ Tensor to_device(const Tensor& t, const DevicePtr& device) {
   Tensor src = contiguous(t);
   std::shared_ptr<Storage> moved;
   {
-    StorageLocks locks({src.storage().get()}, {});
+    StorageLocks locks(__func__, {src.storage().get()}, {});
     moved = src.storage()->copy_to(device);
   }
   return Tensor(std::move(moved), Layout(t.shape()));
@@ -90,7 +90,7 @@ Tensor to_device(const Tensor& t, const DevicePtr& device) {
 
 void to_host(const Tensor& t, void* dst) {
   Tensor src = contiguous(t);  // exactly t's elements, from offset 0
-  StorageLocks locks({src.storage().get()}, {});
+  StorageLocks locks(__func__, {src.storage().get()}, {});
   src.storage()->impl().to_host(dst);
 }
 
@@ -102,7 +102,7 @@ void copy_from(const Tensor& dst, const Tensor& src) {
   if (host && dst.layout().is_contiguous() && dst.dtype() == src.dtype() &&
       dst.shape() == src.shape()) {
     Tensor from = contiguous(src);  // one copy from the device, into dst's memory
-    StorageLocks locks({from.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(StorageLocks::AcrossDevices{}, {from.storage().get()}, {dst.storage().get()});
     from.storage()->impl().to_host(host + dst.layout().offset() * dtype_size(dst.dtype()));
     return;
   }

@@ -42,7 +42,7 @@ Tensor reduce_masked(ReduceOp op, const Tensor& t, const std::vector<bool>& mask
                             "): there is no identity for " + name);
   Tensor dst = empty(kept, out_dtype, t.device(), name);
   {
-    StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
     t.storage()->impl().reduce(op, t.layout().permute(order), n_reduced, dst.storage()->impl());
   }
   return keepdim ? dst.view_as(Layout(keep_shape)) : dst;
@@ -107,7 +107,7 @@ Tensor softmax(const Tensor& t, int64_t dim, bool log) {
   Layout src = t.layout().permute(order);
   Tensor dst = empty(src.shape(), t.dtype(), t.device(), name);
   {
-    StorageLocks locks({t.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
     t.storage()->impl().softmax(src, log, dst.storage()->impl());
   }
   return dst.view_as(dst.layout().permute(inverse));

@@ -34,7 +34,7 @@ Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype)
   DimLast v = dim_last(src.layout(), d);
   Tensor dst = empty(v.layout.shape(), out, t.device(), name);
   if (dst.numel() > 0) {
-    StorageLocks locks({src.storage().get()}, {dst.storage().get()});
+    StorageLocks locks(__func__, {src.storage().get()}, {dst.storage().get()});
     src.storage()->impl().scan(op, v.layout, dst.storage()->impl());
   }
   return dst.view_as(dst.layout().permute(v.back));

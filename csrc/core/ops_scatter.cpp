@@ -49,7 +49,7 @@ void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids_in, const T
   const Tensor ids = index_checks::kernel_ids(shares(ids_in) ? clone(ids_in) : ids_in);
   const Tensor src = shares(src_in) ? clone(src_in) : src_in;
   const Layout src_view(ids.shape(), src.layout().strides(), src.layout().offset());
-  StorageLocks locks({ids.storage().get(), src.storage().get()}, {dst.storage().get()});
+  StorageLocks locks(__func__, {ids.storage().get(), src.storage().get()}, {dst.storage().get()});
   dst.storage()->impl().scatter(dst.layout(), d, ids.storage()->impl(), ids.layout(),
                                 src.storage()->impl(), src_view, accumulate);
 }

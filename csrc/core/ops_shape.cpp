@@ -174,7 +174,7 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   for (const Tensor& t : ts) {
     int64_t len = t.shape()[size_t(d)];
     Tensor part = out.view_as(out.layout().narrow(d, at, len));
-    StorageLocks locks({t.storage().get()}, {out.storage().get()});
+    StorageLocks locks(__func__, {t.storage().get()}, {out.storage().get()});
     if (t.dtype() == dtype)
       t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), part.layout());
     else  // a part of a lower dtype is cast as it is copied

@@ -20,7 +20,7 @@ SortResult sort(const Tensor& t, int64_t dim, bool descending) {
   Tensor values = empty(v.layout.shape(), t.dtype(), t.device(), "sort");
   Tensor indices = empty(v.layout.shape(), DType::I64, t.device(), "sort");
   if (values.numel() > 0) {
-    StorageLocks locks({t.storage().get()}, {values.storage().get(), indices.storage().get()});
+    StorageLocks locks(__func__, {t.storage().get()}, {values.storage().get(), indices.storage().get()});
     t.storage()->impl().sort(v.layout, descending, values.storage()->impl(),
                              indices.storage()->impl());
   }

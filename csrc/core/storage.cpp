@@ -46,8 +46,25 @@ std::shared_ptr<Storage> Storage::copy_to(const DevicePtr& dst) const {
   throw_move(src, dst);
 }
 
-StorageLocks::StorageLocks(std::initializer_list<const Storage*> reads,
+StorageLocks::StorageLocks(const char* op, std::initializer_list<const Storage*> reads,
                            std::initializer_list<const Storage*> writes) {
+  const Storage* first = nullptr;
+  for (auto list : {writes, reads})
+    for (const Storage* s : list) {
+      if (!s) continue;
+      if (!first) first = s;
+      if (s != first) Storage::check_same_device(op, *first, *s);
+    }
+  lock(reads, writes);
+}
+
+StorageLocks::StorageLocks(AcrossDevices, std::initializer_list<const Storage*> reads,
+                           std::initializer_list<const Storage*> writes) {
+  lock(reads, writes);
+}
+
+void StorageLocks::lock(std::initializer_list<const Storage*> reads,
+                        std::initializer_list<const Storage*> writes) {
   auto add = [&](const Storage* s, bool write) {
     if (!s) return;
     for (int i = 0; i < n_; ++i)

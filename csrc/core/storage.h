@@ -64,7 +64,14 @@ class Storage {
 // taken in address order (so two ops never deadlock) and once per storage.
 class StorageLocks {
  public:
-  StorageLocks(std::initializer_list<const Storage*> reads,
+  // Every storage a kernel touches must be on one Device: checked here, where every
+  // kernel launch passes, behind the ops' own checks (which name the user's op and come
+  // in the order shapes, devices, dtypes). `op` names the op if this one ever fires.
+  StorageLocks(const char* op, std::initializer_list<const Storage*> reads,
+               std::initializer_list<const Storage*> writes);
+  // A copy between devices (copy_from's read-back into host memory): no device check.
+  struct AcrossDevices {};
+  StorageLocks(AcrossDevices, std::initializer_list<const Storage*> reads,
                std::initializer_list<const Storage*> writes);
   ~StorageLocks();
   StorageLocks(const StorageLocks&) = delete;
@@ -75,6 +82,8 @@ class StorageLocks {
     std::shared_mutex* mu;
     bool write;
   };
+  void lock(std::initializer_list<const Storage*> reads,
+            std::initializer_list<const Storage*> writes);
   Entry entries_[6];
   int n_ = 0;
 };

@@ -94,16 +94,42 @@ void bind_logical(py::module_& m, py::class_<Tensor>& cls) {
 // A reduction's out= (numpy's np.sum(t) passes out=None): the result written into it,
 // which must have the result's shape and a dtype the result can be written into (the
 // result's own when `exact`: indices are int64 only, as PyTorch's).
+void check_out(const Tensor& r, const Tensor& dst, const char* op, bool exact) {
+  if (dst.shape() != r.shape())
+    throw_shape_mismatch(op, r.shape(), dst.shape(), "the out= tensor must have the result's shape");
+  Storage::check_same_device(op, *r.storage(), *dst.storage());
+  if (exact ? r.dtype() != dst.dtype() : !can_write_into(r.dtype(), dst.dtype()))
+    throw_dtype_mismatch(op, r.dtype(), dst.dtype());
+}
+
 py::object reduced(Tensor r, py::handle out, const char* op, bool exact = false) {
   std::optional<Tensor> dst = out_arg(out, op);
   if (!dst) return py::cast(std::move(r));
-  if (dst->shape() != r.shape())
-    throw_shape_mismatch(op, r.shape(), dst->shape(),
-                         "the out= tensor must have the result's shape");
-  if (exact ? r.dtype() != dst->dtype() : !can_write_into(r.dtype(), dst->dtype()))
-    throw_dtype_mismatch(op, r.dtype(), dst->dtype());
+  check_out(r, *dst, op, exact);
   gil_free_if(big(r), [&] { copy_into(r, *dst, op); });
   return borrowed(out);
+}
+
+// max/min(dim, out=(values, indices)): both out= tensors checked before either is written.
+py::tuple extreme_out(bool is_max, const Tensor& t, int64_t dim, bool keepdim, py::handle values,
+                      py::handle indices) {
+  const char* op = is_max ? "max" : "min";
+  std::optional<Tensor> v_out = out_arg(values, op), i_out = out_arg(indices, op);
+  if (!v_out || !i_out)
+    throw Error(ErrorKind::InvalidType,
+                std::string(op) + ": with a dim, out= must be a pair (values, indices) of tensors")
+        .with("op", std::string(op));
+  auto [v, i] = gil_free_if(big(t), [&] {
+    return std::make_pair(reduce(is_max ? ReduceOp::Max : ReduceOp::Min, t, {dim}, keepdim),
+                          arg_reduce(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, t, dim, keepdim));
+  });
+  check_out(v, *v_out, op, false);
+  check_out(i, *i_out, op, true);
+  gil_free_if(big(v), [&] {
+    copy_into(v, *v_out, op);
+    copy_into(i, *i_out, op);
+  });
+  return py::make_tuple(values, indices);
 }
 
 // sum/mean(dtype=): the input is cast to dtype first, as PyTorch's.
@@ -199,6 +225,7 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& cls) {
   def_op(m, cls, "softmax", &softmax_fn<false>, dim, py::kw_only(), axis);
   def_op(m, cls, "log_softmax", &softmax_fn<true>, dim, py::kw_only(), axis);
   bind_logical(m, cls);
+  m.def("_extreme_out", &extreme_out);
   cls.def("matmul", &matmul_fn, py::arg("other"));
   m.def("matmul", &matmul_fn, py::arg("input"), py::arg("other"));
 }

@@ -64,7 +64,8 @@ def _extreme(name: str, values, indices, result):
                 f"got {type(out).__name__}",
                 op=name,
             )
-        return result(values(input, d, keepdim, out=out[0]), indices(input, d, keepdim, out=out[1]))
+        # both checked before either is written
+        return result(*_core._extreme_out(name == "max", input, d, keepdim, out[0], out[1]))
 
     reduce.__name__ = name
     reduce.__doc__ = (
