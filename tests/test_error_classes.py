@@ -100,3 +100,33 @@ def test_operators_with_foreign_types_stay_python_type_errors():
     # Python's operator protocol: both sides returned NotImplemented
     with pytest.raises(TypeError):
         t + "a"
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<", ">=", "@"])
+@pytest.mark.parametrize("bad", ["'a'", "None", "[1]", "(1, 2)", "{}", "1j", "b'x'"])
+def test_operators_with_an_operand_no_tensor_takes(op, bad):
+    ti = ember.arange(3)  # noqa: F841 (used by eval)
+    with pytest.raises(ember.InvalidTypeError) as info:
+        eval(f"ti {op} {bad}")
+    assert isinstance(info.value, TypeError) and "unsupported operand" in str(info.value)
+    if op == "%" and bad in ("'a'", "b'x'"):
+        return  # str % t is string formatting: Python's, not ember's
+    with pytest.raises(ember.InvalidTypeError):
+        eval(f"{bad} {op} ti")
+    with pytest.raises(ember.InvalidTypeError):
+        u = ember.arange(3)
+        exec(f"u {op}= {bad}") if op not in ("<", ">=") else eval(f"u {op} {bad}")
+
+
+def test_equality_with_other_objects_is_identity():
+    ti = ember.arange(3)
+    assert (ti == "a") is False and (ti != None) is True  # noqa: E711
+
+
+class _Reflecting:
+    def __radd__(self, other):
+        return "reflected"
+
+
+def test_unknown_types_still_get_their_reflected_operator():
+    assert ember.arange(3) + _Reflecting() == "reflected"

@@ -19,6 +19,23 @@ py::object not_implemented() {
   return py::reinterpret_borrow<py::object>(Py_NotImplemented);
 }
 
+// An operand no tensor op takes. A builtin type that never handles a tensor on its side
+// (a str, None, a list...) is an InvalidTypeError naming the op; any other type gets
+// NotImplemented, so that its own reflected operator can still run.
+py::object unsupported_operand(py::handle other, const char* op) {
+  PyObject* p = other.ptr();
+  const bool builtin = PyUnicode_Check(p) || PyBytes_Check(p) || PyByteArray_Check(p) ||
+                       p == Py_None || PyDict_Check(p) || PyAnySet_Check(p) ||
+                       PyComplex_Check(p) || PyList_Check(p) || PyTuple_Check(p);
+  if (!builtin) return not_implemented();
+  std::string name = Py_TYPE(p)->tp_name;
+  throw Error(ErrorKind::InvalidType,
+              std::string(op) + ": unsupported operand of type " + name +
+                  "; a tensor combines with tensors, Python numbers and numpy arrays" +
+                  (PyList_Check(p) || PyTuple_Check(p) ? " (make one: ember.tensor(values))" : ""))
+      .with("op", std::string(op));
+}
+
 [[noreturn]] void throw_float_into_int(const char* op, DType dtype) {
   throw Error(ErrorKind::DTypeMismatch,
               std::string(op) + " in place: a Python float cannot be written into a tensor of " +
@@ -147,7 +164,9 @@ py::object cmp_operator(const Tensor& t, py::handle other) {
     return py::cast(gil_free_if(big(t, o), [&] { return cmp(op, t, o); }));
   }
   auto ab = operands(t, other, false, cmp_name(op));
-  if (!ab) return not_implemented();
+  if (!ab)  // == and != with anything else fall back to identity, as Python's
+    return op == CmpOp::Eq || op == CmpOp::Ne ? not_implemented()
+                                              : unsupported_operand(other, cmp_name(op));
   return py::cast(
       gil_free_if(big(ab->first, ab->second), [&] { return cmp(op, ab->first, ab->second); }));
 }
@@ -155,7 +174,7 @@ py::object cmp_operator(const Tensor& t, py::handle other) {
 // t @ other (or other @ t, `left`): a tensor or an ndarray, which is read as the CPU
 // tensor ember.tensor makes of it (with a GPU tensor: DeviceMismatchError).
 py::object matmul_operator(const Tensor& t, py::handle other, bool left) {
-  if (!is_tensor(other) && !is_ndarray(other.ptr())) return not_implemented();
+  if (!is_tensor(other) && !is_ndarray(other.ptr())) return unsupported_operand(other, "matmul");
   const Tensor o = is_tensor(other)
                        ? other.cast<Tensor>()
                        : py::module_::import("ember").attr("tensor")(other).cast<Tensor>();
@@ -226,7 +245,7 @@ py::object binary_operator_call(BinaryOp op, const Tensor& t, py::handle other, 
     return py::cast(reflected ? run_binary(op, o, t) : run_binary(op, t, o));
   }
   auto ab = operands(t, other, reflected, binary_name(op));
-  if (!ab) return not_implemented();
+  if (!ab) return unsupported_operand(other, binary_name(op));
   return py::cast(run_binary(op, ab->first, ab->second, std::nullopt));
 }
 
@@ -236,7 +255,7 @@ py::object inplace_operator_call(BinaryOp op, py::object self, py::handle other)
   if (!dtype_is_float(t.dtype()) && !is_tensor(other) && read_number(other).kind == Number::Float)
     throw_float_into_int(binary_name(op), t.dtype());
   auto ab = operands(t, other, false, binary_name(op));
-  if (!ab) return not_implemented();
+  if (!ab) return unsupported_operand(other, binary_name(op));
   run_binary(op, ab->first, ab->second, t);
   return self;
 }
