@@ -63,8 +63,12 @@ def inputs(dtype: str, device):
     return dense, strided.permute(2, 1, 0)
 
 
+# Rows that are a form of another binding rather than a name of their own.
+FORMS = {"gelu_tanh": lambda t: ember.gelu(t, approximate="tanh")}
+
+
 def run(family: str, name: str, has_params: bool, t):
-    fn = getattr(ember, name)
+    fn = FORMS.get(name) or getattr(ember, name)
     if family == "unary":
         return fn(t, 0.5, 1.5) if has_params else fn(t)
     if family in ("binary", "cmp"):
@@ -80,6 +84,9 @@ def test_every_family_is_in_the_table():
     names = [row[1] for row in ROWS]
     assert len(names) == len(set(names))
     for _, name, _, _ in ROWS:
+        if name in FORMS:
+            assert not hasattr(ember, name)
+            continue
         assert callable(getattr(ember, name)) and name in ember.__all__
         assert callable(getattr(ember.Tensor, name))
 
@@ -94,7 +101,7 @@ def test_every_op_and_dtype_the_table_promises(device, row, dtype):
         if not takes(cls, dtype, name):
             with pytest.raises(ember.UnsupportedDTypeError) as info:
                 run(family, name, has_params, t)
-            assert info.value.op == name and info.value.dtype == edtype(dtype)
+            assert info.value.op == {"gelu_tanh": "gelu"}.get(name, name) and info.value.dtype == edtype(dtype)
             continue
         got = run(family, name, has_params, t)
         assert got.dtype == edtype(expected_dtype(family, name, cls, dtype))

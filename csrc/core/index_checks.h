@@ -11,6 +11,8 @@ void check_dtype(const char* op, const Tensor& ids);
 // t without its repeats: each zero-stride dim kept at size 1 (a view), so that checks of a
 // broadcast view of ids read each distinct id once.
 Tensor distinct_elements(const Tensor& t);
+// 0-d operands act as 1-d of one element (PyTorch takes dim 0 or -1 for them).
+Tensor at_least_1d(const Tensor& t);
 // Raises IndexOutOfRange naming `op`, the bad id and the range unless ids lie in [0, size).
 void check_range(const char* op, const Tensor& ids, int64_t size);
 // ids as the kernels take them: int32 (range-checked, so >= 0) becomes uint32.

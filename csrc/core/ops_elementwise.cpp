@@ -101,6 +101,23 @@ Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi
   return dst;
 }
 
+Tensor round_decimals(const Tensor& t, int64_t decimals) {
+  if (decimals == 0) return unary(UnaryOp::Round, t);
+  if (!dtype_is_float(t.dtype()))
+    throw_unsupported_dtype("round", t.dtype(), t.device(),
+                            "decimals= rounds floating-point tensors only (as PyTorch); integers "
+                            "are whole already");
+  const bool half = dtype_size(t.dtype()) == 2;
+  const Tensor x = half ? to_dtype(t, DType::F32) : t;
+  const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+  const Tensor scale = full({}, p, x.dtype(), x.device());
+  const Tensor r =
+      decimals > 0
+          ? binary(BinaryOp::Div, unary(UnaryOp::Round, binary(BinaryOp::Mul, x, scale)), scale)
+          : binary(BinaryOp::Mul, unary(UnaryOp::Round, binary(BinaryOp::Div, x, scale)), scale);
+  return half ? to_dtype(r, t.dtype()) : r;
+}
+
 Tensor affine(const Tensor& t, double mul, double add) {
   Tensor dst = empty(t.shape(), t.dtype(), t.device(), "affine");
   StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});

@@ -35,6 +35,10 @@ int64_t scalar_i64(const Tensor& t) {
 
 namespace index_checks {
 
+Tensor at_least_1d(const Tensor& t) {
+  return t.ndim() == 0 ? t.view_as(Layout({1}, {0}, t.layout().offset())) : t;
+}
+
 Tensor distinct_elements(const Tensor& t) {
   Shape shape = t.shape();
   for (int64_t d = 0; d < t.ndim(); ++d)
@@ -99,7 +103,9 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   return index_checks::select_checked(t, d, kernel_ids(ids_in));
 }
 
-Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
+Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
+  // 0-d input and ids act as 1-d of one element, as in PyTorch and scatter
+  const Tensor t = index_checks::at_least_1d(t_in), ids_in = index_checks::at_least_1d(ids_0d);
   int64_t d = wrap_dim("gather", dim, t.ndim());
   if (ids_in.ndim() != t.ndim())
     throw_shape_mismatch("gather", t.shape(), ids_in.shape(),
@@ -117,7 +123,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& ids_in) {
   StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});
   t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
                              out.storage()->impl());
-  return out;
+  return ids_0d.ndim() == 0 ? reshape(out, {}) : out;
 }
 
 }  // namespace ember

@@ -8,10 +8,7 @@ namespace ember {
 
 namespace {
 
-// 0-d operands act as 1-d of one element (PyTorch takes dim 0 or -1 for them).
-Tensor at_least_1d(const Tensor& t) {
-  return t.ndim() == 0 ? t.view_as(Layout({1}, {0}, t.layout().offset())) : t;
-}
+using index_checks::at_least_1d;
 
 // PyTorch's shape rules; an empty index writes nothing and, as there, skips them.
 void check_scatter_shapes(const char* op, const Tensor& t, int64_t d, const Tensor& ids,

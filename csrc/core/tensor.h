@@ -85,6 +85,9 @@ bool is_pinned(const Tensor& t);
 // ---- elementwise (ops_elementwise.cpp). `out`, when given, receives the result.
 Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out = std::nullopt);
 Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi);
+// round(decimals=) as PyTorch: rint(x * 10^d) / 10^d (d > 0), rint(x / 10^-d) * 10^-d (d < 0),
+// halves in float32; floats only unless d == 0.
+Tensor round_decimals(const Tensor& t, int64_t decimals);
 Tensor affine(const Tensor& t, double mul, double add);
 Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs,
               const std::optional<Tensor>& out = std::nullopt);

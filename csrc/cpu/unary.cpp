@@ -106,6 +106,12 @@ EMBER_CPU_FLOAT_OP(Erf, std::erf(x))
 // -inf * 0 would be NaN: at -inf gelu and silu tend to -0 (PyTorch's result)
 EMBER_CPU_FLOAT_OP(Gelu, x == -INFINITY ? C(-0.0)
                                         : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
+// gelu's tanh approximation, PyTorch's formula: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+EMBER_CPU_FLOAT_OP(GeluTanh,
+                   x == -INFINITY
+                       ? C(-0.0)
+                       : C(0.5) * x *
+                             (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
 EMBER_CPU_FLOAT_OP(Silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_FLOAT_OP

@@ -31,7 +31,31 @@ py::object unary_fn(const Tensor& t, py::handle out) {
 
 template <UnaryOp op>
 void def_unary(py::module_& m, py::class_<Tensor>& cls) {
-  def_op(m, cls, unary_name(op), &unary_fn<op>, py::arg("out") = py::none());
+  // gelu's two forms are one binding with approximate= (below)
+  if constexpr (op != UnaryOp::Gelu && op != UnaryOp::GeluTanh && op != UnaryOp::Round)
+    def_op(m, cls, unary_name(op), &unary_fn<op>, py::arg("out") = py::none());
+}
+
+// PyTorch's gelu(input, approximate='none'): the erf form, or 'tanh' for its approximation.
+py::object gelu_fn(const Tensor& t, py::handle approximate, py::handle out) {
+  if (!PyUnicode_Check(approximate.ptr()))
+    throw_invalid_type("gelu", "approximate must be 'none' or 'tanh'",
+                       Py_TYPE(approximate.ptr())->tp_name);
+  const std::string form = approximate.cast<std::string>();
+  if (form != "none" && form != "tanh")
+    throw_invalid("gelu", "approximate must be 'none' or 'tanh', got '" + form + "'");
+  // a dtype gelu refuses is refused by the erf form's row, whose error names gelu
+  return form == "tanh" && dtype_is_float(t.dtype()) ? unary_fn<UnaryOp::GeluTanh>(t, out)
+                                                     : unary_fn<UnaryOp::Gelu>(t, out);
+}
+
+py::object reduced(Tensor r, py::handle out, const char* op, bool exact);
+
+// PyTorch's round(input, *, decimals=0).
+py::object round_fn(const Tensor& t, py::handle decimals, py::handle out) {
+  const int64_t d = int_arg(decimals, "round");
+  if (d == 0) return unary_fn<UnaryOp::Round>(t, out);
+  return reduced(gil_free_if(big(t), [&] { return round_decimals(t, d); }), out, "round", false);
 }
 
 Tensor clamp_fn(const Tensor& t, std::optional<double> lo, std::optional<double> hi) {
@@ -43,6 +67,10 @@ void bind_unary(py::module_& m, py::class_<Tensor>& cls) {
 #define EMBER_UNARY_PARAMS(Enum, name, dtypes)  // bound below
 #include "core/ops.def"
   def_op(m, cls, "clamp", &clamp_fn, py::arg("min") = py::none(), py::arg("max") = py::none());
+  def_op(m, cls, "round", &round_fn, py::kw_only(), py::arg("decimals") = 0,
+         py::arg("out") = py::none());
+  def_op(m, cls, "gelu", &gelu_fn, py::arg("approximate") = "none", py::kw_only(),
+         py::arg("out") = py::none());
 }
 
 // ---- logical ops (bool results, any dtypes) and any / all
@@ -102,7 +130,7 @@ void check_out(const Tensor& r, const Tensor& dst, const char* op, bool exact) {
     throw_dtype_mismatch(op, r.dtype(), dst.dtype());
 }
 
-py::object reduced(Tensor r, py::handle out, const char* op, bool exact = false) {
+py::object reduced(Tensor r, py::handle out, const char* op, bool exact) {
   std::optional<Tensor> dst = out_arg(out, op);
   if (!dst) return py::cast(std::move(r));
   check_out(r, *dst, op, exact);
@@ -147,7 +175,7 @@ py::object reduce_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handl
   const char* name = reduce_name(op);
   const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, name);
   Dims dims = dims_arg(dim_or_axis(dim, axis, name), name);
-  return reduced(gil_free_if(big(t), [&] { return reduce(op, t, dims, keepdim); }), out, name);
+  return reduced(gil_free_if(big(t), [&] { return reduce(op, t, dims, keepdim); }), out, name, false);
 }
 
 py::object sum_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle dtype,
@@ -157,7 +185,7 @@ py::object sum_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle d
   std::optional<DType> d = opt_dtype(dtype);
   Tensor r =
       gil_free_if(big(t), [&] { return reduce(ReduceOp::Sum, cast_to(t, d), dims, keepdim); });
-  return reduced(std::move(r), out, "sum");
+  return reduced(std::move(r), out, "sum", false);
 }
 
 py::object mean_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle dtype,
@@ -166,7 +194,7 @@ py::object mean_fn(const Tensor& t, py::handle dim, bool keepdim_in, py::handle 
   const bool keepdim = keepdim_or_keepdims(keepdim_in, keepdims, "mean");
   std::optional<DType> d = opt_dtype(dtype);
   Tensor r = gil_free_if(big(t), [&] { return mean(cast_to(t, d), dims, keepdim); });
-  return reduced(std::move(r), out, "mean");
+  return reduced(std::move(r), out, "mean", false);
 }
 
 template <ReduceOp op>

@@ -124,6 +124,12 @@ EMBER_CUDA_FLOAT_OP(Erf, m_erf(x))
 EMBER_CUDA_FLOAT_OP(Gelu, x == -C(INFINITY)
                               ? C(-0.0)
                               : C(0.5) * x * (C(1) + m_erf(x * C(0.7071067811865476))))
+// gelu's tanh approximation, PyTorch's formula
+EMBER_CUDA_FLOAT_OP(GeluTanh,
+                    x == -C(INFINITY)
+                        ? C(-0.0)
+                        : C(0.5) * x *
+                              (C(1) + m_tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
 EMBER_CUDA_FLOAT_OP(Silu, x == -C(INFINITY) ? C(-0.0) : x / (C(1) + m_exp(-x)))
 EMBER_CUDA_FLOAT_OP(Sigmoid, C(1) / (C(1) + m_exp(-x)))
 #undef EMBER_CUDA_FLOAT_OP

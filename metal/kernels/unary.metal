@@ -294,6 +294,15 @@ struct UnaryGelu {  // the exact (erf) form, as the CPU and PyTorch's default
     return x == -INFINITY ? -0.0f : 0.5f * x * (1.0f + ew_erf(x * 0.7071067811865476f));
   }
 };
+// gelu's tanh approximation (PyTorch's formula); tanh clamped as in UnaryTanh
+struct UnaryGeluTanh {
+  float operator()(float x, constant UnaryKParams& p) {
+    if (isnan(x)) return x;
+    if (x == -INFINITY) return -0.0f;
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanh(clamp(u, -20.0f, 20.0f)));
+  }
+};
 struct UnarySilu {
   float operator()(float x, constant UnaryKParams& p) {
     return x == -INFINITY ? -0.0f : x / (1.0f + exp(-x));
@@ -463,6 +472,7 @@ EMBER_UNARY_FLOAT(tan, UnaryTan)
 EMBER_UNARY_FLOAT(tanh, UnaryTanh)
 EMBER_UNARY_FLOAT(erf, UnaryErf)
 EMBER_UNARY_FLOAT(gelu, UnaryGelu)
+EMBER_UNARY_FLOAT(gelu_tanh, UnaryGeluTanh)
 EMBER_UNARY_FLOAT(silu, UnarySilu)
 EMBER_UNARY_FLOAT(sigmoid, UnarySigmoid)
 EMBER_UNARY_PREDICATE(isnan, UnaryIsNan)

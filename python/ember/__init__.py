@@ -137,7 +137,8 @@ from .errors import (
 )
 
 # Every op of the op table (csrc/core/ops.def) is an ember function of its name.
-_TABLE_OPS = sorted({row[1] for row in _core._op_table()})
+# (gelu_tanh is a row of its own but a form of gelu: gelu(approximate="tanh").)
+_TABLE_OPS = sorted({row[1] for row in _core._op_table()} - {"gelu_tanh"})
 globals().update({name: getattr(_core, name) for name in _TABLE_OPS})
 from . import _ufunc  # noqa: E402, F401  (Tensor.__array_ufunc__)
 
