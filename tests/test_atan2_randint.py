@@ -154,8 +154,6 @@ def test_randint_like(device):
         (lambda d: ember.randint(0, 300, (3,), dtype=ember.uint8, device=d), ["uint8", "300"]),
         (lambda d: ember.randint(-1, 1, (3,), dtype=ember.bool, device=d), ["bool"]),
         (lambda d: ember.randint(0, 2**25, (3,), dtype=ember.float32, device=d), ["float32"]),
-        (lambda d: ember.randint((3,), device=d), ["needs high"]),
-        (lambda d: ember.randint(device=d), ["needs a size"]),
         (lambda d: ember.randint(1, 2, 3, (3,), device=d), ["too many"]),
         (lambda d: ember.randint_like(ember.zeros(2, device=d), 4, 1), ["low=4, high=1"]),
     ],
@@ -167,6 +165,24 @@ def test_randint_bad_ranges(device, call, facts):
     assert msg.startswith("randint"), msg  # randint or randint_like
     for fact in facts:
         assert fact in msg, (fact, msg)
+
+
+@pytest.mark.parametrize(
+    "call, facts",
+    [
+        (lambda d: ember.randint((3,), device=d), ["needs high"]),
+        (lambda d: ember.randint(device=d), ["needs a size"]),
+        (lambda d: ember.randint(10, device=d), ["needs a size"]),
+        (lambda d: ember.randint(high=10, device=d), ["needs a size"]),
+        (lambda d: ember.randint_like(ember.zeros(2, device=d)), ["needs high"]),
+    ],
+)
+def test_randint_missing_arguments_are_type_errors(device, call, facts):
+    with pytest.raises(ember.InvalidTypeError) as info:  # as Python's for a missing argument
+        call(device)
+    assert isinstance(info.value, TypeError)
+    for fact in facts:
+        assert fact in str(info.value), (fact, str(info.value))
 
 
 def test_randint_rejects_non_integers_and_negative_sizes(device):

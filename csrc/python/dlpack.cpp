@@ -159,8 +159,11 @@ std::optional<intptr_t> check_request(const Tensor& t, py::handle stream, py::ha
     return std::nullopt;
   }
   if (stream.is_none()) return intptr_t(1);
-  if (!py::isinstance<py::int_>(stream))
-    throw_dlpack("__dlpack__", "stream must be an integer (a CUDA stream handle), -1 or None");
+  if (!py::isinstance<py::int_>(stream) || PyBool_Check(stream.ptr()))
+    throw Error(ErrorKind::InvalidType, std::string("__dlpack__: stream must be an integer (a CUDA "
+                                                    "stream handle), -1 or None, got ") +
+                                            Py_TYPE(stream.ptr())->tp_name)
+        .with("op", std::string("__dlpack__"));
   const auto s = stream.cast<intptr_t>();
   if (s == 0)
     throw_dlpack("__dlpack__",

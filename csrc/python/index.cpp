@@ -29,6 +29,19 @@ enum class Kind { Int, Slice, NewAxis, Ellipsis, Array };
   throw Error(ErrorKind::InvalidIndex, "index: " + why).with("op", std::string("index"));
 }
 
+// An index array from a key item: a list that holds no numbers (t[[0, 'a']]) is a key
+// that cannot index, as in numpy and PyTorch, not a bad tensor value.
+Tensor key_array(py::handle obj, const Tensor& t) {
+  try {
+    return index_arg(obj, t);
+  } catch (py::error_already_set& e) {
+    py::module_ ember = py::module_::import("ember");
+    if (!e.matches(ember.attr("InvalidArgumentError")) && !e.matches(ember.attr("InvalidTypeError")))
+      throw;
+    invalid_key("index arrays hold integers or bools; " + py::str(e.value()).cast<std::string>());
+  }
+}
+
 // An int key; one past int64 is out of range (numpy: IndexError), not a bad value.
 int64_t int_key(py::handle key, int64_t source_dim) {
   auto index = py::reinterpret_steal<py::object>(PyNumber_Index(key.ptr()));
@@ -183,7 +196,7 @@ ParsedKey parse(const Tensor& t, py::handle key) {
   for (py::handle obj : objs) {
     Item item{classify(obj), obj, std::nullopt};
     if (item.kind == Kind::Array) {  // every index array, read or write, before it is read
-      Tensor ids = index_arg(obj, t);
+      Tensor ids = key_array(obj, t);
       Storage::check_same_device("index", *t.storage(), *ids.storage());
       item.ids = checked_ids(ids);
     }
@@ -370,7 +383,7 @@ std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
     return std::nullopt;
   if (py::isinstance<py::array>(key) && key.cast<py::array>().dtype().kind() != 'b')
     return std::nullopt;
-  Tensor m = index_arg(key, t);
+  Tensor m = key_array(key, t);
   if (m.dtype() != DType::Bool) return std::nullopt;
   const int64_t k = m.ndim();
   bool fits = k <= t.ndim();
@@ -453,7 +466,7 @@ int64_t dims_consumed(py::handle o, const Tensor& t) {
   Kind kind = classify(o);
   if (kind == Kind::Int || kind == Kind::Slice) return 1;
   if (kind != Kind::Array) return 0;
-  const Tensor ids = is_tensor(o) ? o.cast<Tensor>() : index_arg(o, t);
+  const Tensor ids = is_tensor(o) ? o.cast<Tensor>() : key_array(o, t);
   return ids.dtype() == DType::Bool ? ids.ndim() : 1;
 }
 

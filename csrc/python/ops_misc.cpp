@@ -25,7 +25,9 @@ IntRange int_range(const std::vector<py::handle>& pos, py::handle low, py::handl
   if (pos.size() == 2) return {int_arg(pos[0], op), int_arg(pos[1], op)};
   py::handle h = pos.size() == 1 ? (high.is_none() ? pos[0] : high) : high;
   py::handle l = pos.size() == 1 && !high.is_none() ? pos[0] : low;
-  if (h.is_none()) throw_invalid(op, "needs high: " + usage);
+  if (h.is_none())  // a missing argument
+    throw Error(ErrorKind::InvalidType, std::string(op) + ": needs high: " + usage)
+        .with("op", std::string(op));
   r.high = int_arg(h, op);
   r.low = l.is_none() ? 0 : int_arg(l, op);
   return r;
@@ -41,7 +43,13 @@ Tensor randint_fn(const py::args& args, py::handle low, py::handle high, py::han
                   py::handle dtype, py::handle device) {
   std::vector<py::handle> pos(args.begin(), args.end());
   if (size.is_none()) {
-    if (pos.empty()) throw_invalid("randint", "needs a size: randint(low, high, size)");
+    // randint() or randint(10): the size is missing (a TypeError, as any missing argument)
+    const bool lone_bound = pos.size() == 1 && low.is_none() && high.is_none() &&
+                            !PySequence_Check(pos[0].ptr());
+    if (pos.empty() || lone_bound)
+      throw Error(ErrorKind::InvalidType,
+                  "randint: needs a size: randint(high, size) or randint(low, high, size)")
+          .with("op", std::string("randint"));
     size = pos.back();
     pos.pop_back();
   }

@@ -22,6 +22,11 @@ Tensor scatter_src(py::handle src, const Tensor& t, const Tensor& ids, const cha
   const Number n = read_number(src);
   if (n.kind == Number::None)
     throw_invalid_type(op, "src must be a Tensor or a Python number", type_name(src));
+  if (n.kind == Number::Float && !dtype_is_float(t.dtype())) {
+    // truncated, as PyTorch's Scalar conversion (and masked_fill), unless it cannot fit
+    check_fill_value(op, n.f, t.dtype());
+    return broadcast_to(full({}, std::trunc(n.f), t.dtype(), t.device()), ids.shape());
+  }
   return broadcast_to(number_tensor(n, t.dtype(), t.device(), op), ids.shape());
 }
 
