@@ -418,6 +418,11 @@ HUGE_IDS = [
     "ember.ones(2, device=dev).index_select(0, z.expand(2**36))",
     "ember.embedding(z.expand(2**40), ember.ones(4, 3, device=dev))",
     "ember.ones(2, device=dev)[z.expand(2**20, 2**20)]",
+    "ember.ones(2, device=dev).repeat_interleave(2**40)",
+    "ember.ones(2, device=dev).repeat_interleave(2**62)",
+    "ember.interpolate(ember.ones(1, 1, 2, 2, device=dev), size=(2**31, 2**31))",
+    "ember.interpolate(ember.ones(1, 1, 2, device=dev), size=2**40, mode='linear')",
+    "ember.interpolate(ember.ones(1, 1, 2, 2, device=dev), scale_factor=1e30)",
 ]
 
 

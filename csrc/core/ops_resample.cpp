@@ -119,7 +119,9 @@ Shape out_sizes(const Tensor& t, const Shape& size, const std::vector<double>& s
       if (!(scales[i] > 0) || !std::isfinite(scales[i]))
         throw_invalid(kOp,
                       "scale_factor must be positive and finite, got " + std::to_string(scales[i]));
-      out[i] = int64_t(std::floor(in * scales[i]));
+      const double n = std::floor(in * scales[i]);
+      if (n >= 9.2e18) throw_invalid(kOp, "scale_factor gives more than 2**63 elements");
+      out[i] = int64_t(n);
     }
     if (out[i] <= 0)
       throw_invalid(kOp, "the output size " + std::to_string(out[i]) + " of spatial dim " +
@@ -144,6 +146,12 @@ Tensor interpolate(const Tensor& t, const Shape& size, const std::vector<double>
   if (linear && !dtype_is_float(t.dtype()))
     throw_unsupported_dtype(kOp, t.dtype(), t.device(),
                             "mode='" + mode + "' needs a float input, e.g. t.to(ember.float32)");
+  // The result's size first: one too large fails here, before any index table is built
+  // on the host (a table per output position) or any pass is made.
+  Shape final_shape = t.shape();
+  for (size_t i = 0; i < out.size(); ++i) final_shape[i + 2] = out[i];
+  check_shape(kOp, final_shape);
+  empty(final_shape, t.dtype(), t.device(), kOp);
   Tensor r = t;
   for (size_t i = 0; i < out.size(); ++i)
     r = resample_dim(r, int64_t(i) + 2, out[i], scales.empty() ? 0.0 : scales[i], linear,

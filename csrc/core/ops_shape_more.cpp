@@ -231,10 +231,17 @@ Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t
   const int64_t d = dim ? wrap_dim("repeat_interleave", *dim, std::max<int64_t>(t.ndim(), 1)) : 0;
   if (src.ndim() == 0) src = reshape(src, {1});  // a 0-d input acts as one element
   const int64_t n = src.shape()[size_t(d)];
-  std::vector<int64_t> ids;
-  ids.reserve(size_t(n * repeats));
-  for (int64_t i = 0; i < n; ++i) ids.insert(ids.end(), size_t(repeats), i);
-  return index_select(src, d, from_host(ids.data(), {int64_t(ids.size())}, DType::I64, t.device()));
+  int64_t total = 0;
+  if (__builtin_mul_overflow(n, repeats, &total))
+    throw_invalid("repeat_interleave", "the result would have more than 2**63 elements");
+  // Each element repeated in place: a new dim of `repeats` after d, broadcast, then merged
+  // into d by one copy on the device (no ids built on the host). Its size is checked by
+  // broadcast_to and the allocation before anything is read.
+  Shape expanded = src.shape();
+  expanded.insert(expanded.begin() + d + 1, repeats);
+  Shape out = src.shape();
+  out[size_t(d)] = total;
+  return reshape(broadcast_to(unsqueeze(src, d + 1), expanded), out);
 }
 
 }  // namespace ember
