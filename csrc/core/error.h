@@ -33,6 +33,8 @@ enum class ErrorKind {
   InvalidIndex,     // a key that cannot index a tensor: a string, a float, two ellipses
   DLPack,           // a tensor DLPack cannot carry here: GPU memory, a dtype it lacks
   ZeroDivision,     // integer // or % by zero (raised by the CPU; GPUs give 0)
+  FileFormat,       // a damaged or hostile file (safetensors, npy): what, where, which tensor
+  OS,               // the OS refused a file operation: Python's OSError of that errno
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;

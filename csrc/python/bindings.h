@@ -47,6 +47,7 @@ void bind_ops_more(py::module_& m, py::class_<Tensor>& cls);  // ops_more.cpp: c
 void bind_ops_misc(py::module_& m, py::class_<Tensor>& cls);  // ops_misc.cpp
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
+void bind_files(py::module_& m);  // files.cpp: safetensors, pickle bytes
 
 // ---- errors.cpp
 // Makes `cls.__new__(cls)` (and cls()) raise InvalidTypeError saying `how` to get one:

@@ -28,6 +28,8 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::InvalidIndex: return "InvalidIndexError";
     case ErrorKind::DLPack: return "DLPackError";
     case ErrorKind::ZeroDivision: return "DivisionByZeroError";
+    case ErrorKind::FileFormat: return "FileFormatError";
+    case ErrorKind::OS: return "OSError";
   }
   return "EmberError";
 }
@@ -70,10 +72,28 @@ void set_error(const char* cls_name, const std::string& message, const Attrs& at
   }
 }
 
+// Python's own OSError(errno, message, filename), which is the errno's subclass
+// (FileNotFoundError, PermissionError, IsADirectoryError, ...).
+void set_os_error(const Error& e) {
+  int64_t err = 0;
+  std::string path;
+  for (const auto& [name, value] : e.attrs()) {
+    if (name == "errno") err = std::get<int64_t>(value);
+    if (name == "path") path = std::get<std::string>(value);
+  }
+  try {
+    py::object exc = py::reinterpret_borrow<py::object>(PyExc_OSError)(err, text(e.what()), text(path));
+    PyErr_SetObject(exc.get_type().ptr(), exc.ptr());
+  } catch (py::error_already_set& x) {
+    x.restore();
+  }
+}
+
 void translate(std::exception_ptr p) {
   try {
     std::rethrow_exception(p);
   } catch (const Error& e) {
+    if (e.kind() == ErrorKind::OS) return set_os_error(e);
     set_error(class_name(e.kind()), e.what(), e.attrs());
   } catch (const std::bad_alloc&) {
     set_error("OutOfMemoryError",

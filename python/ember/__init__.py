@@ -116,6 +116,7 @@ from ._core import (
     zeros,
     zeros_like,
 )
+from ._files import load_file, safe_open, save_file
 from ._tensor import from_dlpack, tensor
 from .errors import (
     BackendUnavailableError,
@@ -126,6 +127,7 @@ from .errors import (
     DLPackError,
     DTypeMismatchError,
     EmberError,
+    FileFormatError,
     IndexOutOfRangeError,
     InvalidArgumentError,
     InvalidIndexError,
@@ -161,6 +163,7 @@ __all__ = [
     "Event",
     "DLPackError",
     "EmberError",
+    "FileFormatError",
     "IndexOutOfRangeError",
     "InvalidArgumentError",
     "InvalidIndexError",
@@ -274,5 +277,8 @@ __all__ = [
     "randint",
     "randint_like",
     "repeat_interleave",
+    "save_file",
+    "load_file",
+    "safe_open",
     *_TABLE_OPS,
 ]

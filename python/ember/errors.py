@@ -27,6 +27,7 @@ __all__ = [
     "InvalidIndexError",
     "DLPackError",
     "DivisionByZeroError",
+    "FileFormatError",
 ]
 
 
@@ -160,3 +161,11 @@ class DivisionByZeroError(EmberError, ZeroDivisionError):
     give 0 (numpy's value)."""
 
     attributes = ("op", "dtype")
+
+
+class FileFormatError(EmberError, ValueError):
+    """A damaged or hostile file: a truncated or malformed header, offsets out of range or
+    overlapping, an unknown dtype (``path``; ``offset``, the byte where the problem is;
+    ``name``, the tensor's, where there is one)."""
+
+    attributes = ("path", "offset", "name")
