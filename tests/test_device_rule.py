@@ -148,7 +148,7 @@ floor full_like gelu interpolate isfinite isinf isnan log log1p log_softmax logi
 logsumexp mean narrow neg norm ones_like pad permute prod rand_like randint_like randn_like
 recip relu reshape roll round rsqrt sigmoid sign silu sin softmax split sqr sqrt squeeze std
 sum t tan tanh tile transpose tril triu trunc unsqueeze var view zeros_like""".split()
-NOT_TENSOR_OPS = """arange compiled_backends load_file save_file cuda_device_count cuda_is_available device empty
+NOT_TENSOR_OPS = """arange compiled_backends load load_file save save_file cuda_device_count cuda_is_available device empty
 eye from_dlpack full get_float32_matmul_precision is_tracking linspace manual_seed
 metal_device_count metal_is_available ones rand randint randn set_float32_matmul_precision
 set_tracking tensor zeros""".split()

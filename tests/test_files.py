@@ -333,3 +333,147 @@ def test_a_failed_save_keeps_the_previous_file(tmp_path):
     assert proc.stdout.split()[0] == "OSError" and proc.stdout.split()[2] == str(path), proc.stdout
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["w.safetensors"]  # the temporary file is gone
+
+
+# ---- save / load by extension: .safetensors, .npy, .npz
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bfloat16"])
+def test_npy_and_npz_round_trip(device, dtype, tmp_path):
+    if not require_dtype(device, dtype):
+        return
+    tensors = {f"t{i}": ember.tensor(values(s, dtype, i), dtype=dtype, device=device)
+               for i, s in enumerate(SHAPES)}  # fmt: skip
+    for name, t in tensors.items():
+        ember.save(tmp_path / f"{name}.npy", t.T if t.ndim == 2 else t)
+        back = ember.load(tmp_path / f"{name}.npy", device=device)
+        assert back.dtype == t.dtype and back.device.same_device(device)
+        np.testing.assert_array_equal(back.numpy(), (t.T if t.ndim == 2 else t).numpy())
+        np.testing.assert_array_equal(np.load(tmp_path / f"{name}.npy"), back.numpy())
+    ember.save(tmp_path / "all.npz", tensors)
+    back = ember.load(tmp_path / "all.npz", device=device)
+    assert sorted(back) == sorted(tensors)
+    with np.load(tmp_path / "all.npz") as theirs:
+        for name, t in tensors.items():
+            np.testing.assert_array_equal(back[name].numpy(), t.numpy())
+            np.testing.assert_array_equal(theirs[name], t.numpy())
+
+
+def test_numpy_files_in_any_order_and_byte_order(tmp_path):
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    forms = {
+        "fortran": np.asfortranarray(a),
+        "big_endian": a.astype(">f8"),
+        "big_endian_fortran": np.asfortranarray(a.astype(">i4")),
+        "little_u32": a.astype("<u4"),
+    }
+    for name, arr in forms.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+        got = ember.load(tmp_path / f"{name}.npy")
+        assert got.dtype == edtype(arr.dtype.newbyteorder("=").name), name
+        np.testing.assert_array_equal(got.numpy(), a.astype(arr.dtype.newbyteorder("=")))
+    np.savez(tmp_path / "mixed.npz", **forms)
+    got = ember.load(tmp_path / "mixed.npz")
+    for name, arr in forms.items():
+        np.testing.assert_array_equal(got[name].numpy(), arr)
+
+
+def test_save_and_load_safetensors_by_extension(device, tmp_path):
+    d = {"w": ember.ones(2, 3, device=device), "b": ember.zeros(3, dtype=ember.bfloat16, device=device)}
+    ember.save(tmp_path / "m.safetensors", d)
+    back = ember.load(tmp_path / "m.safetensors", device=device)
+    assert sorted(back) == ["b", "w"] and back["b"].dtype == ember.bfloat16
+    assert back["w"].device.same_device(device)
+
+
+class _Payload:  # unpickling it would leave a file behind
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_numpy_files_never_execute_pickles(tmp_path):
+    marker = tmp_path / "executed"
+    arr = np.array([_Payload(str(marker))], dtype=object)
+    np.save(tmp_path / "evil.npy", arr, allow_pickle=True)
+    np.savez(tmp_path / "evil.npz", x=arr)
+    for name in ("evil.npy", "evil.npz"):
+        with pytest.raises(ember.FileFormatError, match="pickle"):
+            ember.load(tmp_path / name)
+    assert not marker.exists()
+
+
+def test_numpy_files_ember_cannot_hold_or_read(tmp_path):
+    np.save(tmp_path / "i8.npy", np.arange(3, dtype=np.int8))
+    with raises_op(ember.UnsupportedDTypeError, "load", "int8"):
+        ember.load(tmp_path / "i8.npy")
+    with raises_op(ember.UnsupportedDTypeError, "save", "bfloat16", ".safetensors"):
+        ember.save(tmp_path / "b.npy", ember.ones(2, dtype=ember.bfloat16))
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY\x01\x00garbage")
+    (tmp_path / "short.npy").write_bytes(np.lib.format.magic(1, 0))
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 not a zip")
+    for name in ("bad.npy", "short.npy", "bad.npz"):
+        with pytest.raises(ember.FileFormatError) as info:
+            ember.load(tmp_path / name)
+        assert info.value.path == str(tmp_path / name)
+    np.save(tmp_path / "one.npy", np.ones(2))
+    (tmp_path / "one.npz").write_bytes((tmp_path / "one.npy").read_bytes())
+    with pytest.raises(ember.FileFormatError, match="not a .npz"):
+        ember.load(tmp_path / "one.npz")
+    with pytest.raises(FileNotFoundError):
+        ember.load(tmp_path / "missing.npy")
+
+
+def test_save_and_load_refuse_bad_arguments(tmp_path):
+    t = ember.ones(2)
+    with raises_op(ember.InvalidTypeError, "save", "path first"):
+        ember.save(t, tmp_path / "x.npy")
+    with raises_op(ember.InvalidArgumentError, "save", ".safetensors"):
+        ember.save(tmp_path / "x.pt", t)
+    with raises_op(ember.InvalidArgumentError, "load", ".npy"):
+        ember.load(tmp_path / "x.bin")
+    with raises_op(ember.InvalidTypeError, "save", "dict"):
+        ember.save(tmp_path / "x.safetensors", t)
+    with raises_op(ember.InvalidTypeError, "save", "dict"):
+        ember.save(tmp_path / "x.npz", t)
+    with raises_op(ember.InvalidTypeError, "save", "Tensor"):
+        ember.save(tmp_path / "x.npy", {"a": t})
+    with raises_op(ember.InvalidTypeError, "save", "Tensor"):
+        ember.save(tmp_path / "x.npz", {"a": np.ones(2)})
+    assert os.listdir(tmp_path) == []
+
+
+# ---- pickle
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pickle_keeps_dtype_bits_and_device(device, dtype):
+    import pickle
+
+    if not require_dtype(device, dtype):
+        return
+    for shape in SHAPES:
+        t = ember.tensor(values(shape, dtype if dtype != "bfloat16" else "float32", 3),
+                         dtype=dtype, device=device)  # fmt: skip
+        back = pickle.loads(pickle.dumps(t.T if t.ndim == 2 else t))
+        assert back.dtype == t.dtype and back.device.same_device(device)
+        want = (t.T if t.ndim == 2 else t).to_device("cpu")
+        if dtype == "bfloat16":  # compare the bits through float32, which holds them exactly
+            want, back = want.to_dtype(ember.float32), back.to_dtype(ember.float32)
+        np.testing.assert_array_equal(back.to_device("cpu").numpy(), want.numpy())
+
+
+def test_pickles_of_the_earlier_form_still_load():
+    from ember._tensor import _rebuild
+
+    t = _rebuild(np.arange(3.0, dtype=np.float32), "float32", "cpu")
+    assert t.tolist() == [0.0, 1.0, 2.0] and t.dtype == ember.float32
+
+
+def test_a_damaged_pickle_payload_is_refused():
+    from ember._tensor import _rebuild_bytes
+
+    with raises_op(ember.InvalidArgumentError, "pickle", "bytes"):
+        _rebuild_bytes(b"\0" * 7, "float32", (2,), "cpu")

@@ -116,7 +116,7 @@ from ._core import (
     zeros,
     zeros_like,
 )
-from ._files import load_file, safe_open, save_file
+from ._files import load, load_file, safe_open, save, save_file
 from ._tensor import from_dlpack, tensor
 from .errors import (
     BackendUnavailableError,
@@ -277,6 +277,8 @@ __all__ = [
     "randint",
     "randint_like",
     "repeat_interleave",
+    "save",
+    "load",
     "save_file",
     "load_file",
     "safe_open",

@@ -166,8 +166,12 @@ def _cuda_target(ordinal: int, device):
     return _core.device(f"cuda:{ordinal}")
 
 
-def _rebuild(array, dtype, device):
+def _rebuild(array, dtype, device):  # pickles of earlier versions
     return tensor(array, dtype=dtype, device=device)
+
+
+def _rebuild_bytes(data, dtype, shape, device):
+    return _core._tensor_from_bytes(data, dtype, shape, device)
 
 
 def _repr(self) -> str:
@@ -208,7 +212,8 @@ def _reduce(self):
             f"t.to_device('cpu')",
             op="pickle",
         )
-    return (_rebuild, (self.numpy(), str(self.dtype), name))
+    # the raw bytes, C order: every dtype (bfloat16 included) comes back bit for bit
+    return (_rebuild_bytes, (_core._tensor_bytes(self), str(self.dtype), tuple(self.shape), name))
 
 
 def _format(self, spec: str) -> str:
