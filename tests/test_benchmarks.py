@@ -534,3 +534,13 @@ def test_tracking_cost_child_times_the_one_element_add():
     assert got["tracking_compiled"] is True and got["tracking_on"] is False
     for row in ("numpy a + b", "ember cpu a + b", "numpy add(out=)", "ember cpu add(out=)"):
         assert got["rows"][row] > 0
+
+
+def test_load_file_benchmark_prints_both_cases(capsys):
+    from benchmarks import load_file
+
+    assert load_file.main(["--gib", "0.001", "--tensors", "4", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "device cpu" in out
+    for case in ("load ", "load + read"):
+        assert any(line.startswith(case) and " ember " in line for line in out.splitlines()), out
