@@ -549,6 +549,9 @@ void set_through_arrays(const ParsedKey& k, const Walked& w, py::handle value) {
   const Tensor& base = w.view;
   const Shape b = ids_shape(w), sizes = array_sizes(w);
   const int64_t count = shape_numel(b), span = shape_numel(sizes);
+  // The host buffers below hold `count` ids (a broadcast view of ids may claim 2**36):
+  // ember's allocator says first whether they can exist, before any id is read.
+  empty({count}, DType::I64, cpu_device(), "setitem");
   std::vector<int64_t> lin(size_t(count), 0);
   for (size_t j = 0; j < w.ids.size(); ++j) {
     std::vector<int64_t> ids = host_ids(broadcast_to(w.ids[j], b));
