@@ -80,6 +80,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "previous library's spinning worker threads go to sleep (default: %(default)s)",
     )
     p.add_argument("--out", default="bench-results", help="output folder (default: %(default)s)")
+    p.add_argument(
+        "--matrix",
+        action="store_true",
+        help="the benchmark matrix instead: op families x layout classes x dtypes, beside "
+        "PyTorch (and numpy on the CPU); --sizes takes its n (n x n operands)",
+    )
     args = p.parse_args(argv)
     if args.budget is not None and args.budget < 0:
         p.error("--budget must be >= 0")
@@ -154,6 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     devices, notes = libs.discover(ember, kinds, torch)
     notes += [why] if why else []
     notes += machine.busy_note()
+    if args.matrix:
+        from . import matrix
+
+        desc = machine.describe(ember, devices, torch)
+        return matrix.main(args, devices, notes, lambda label: machine.summary_line(desc))
     sizes, mm_sizes = sizes_from(args)
     plan = [
         (label, spec)

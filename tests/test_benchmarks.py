@@ -544,3 +544,17 @@ def test_load_file_benchmark_prints_both_cases(capsys):
     assert "device cpu" in out
     for case in ("load ", "load + read"):
         assert any(line.startswith(case) and " ember " in line for line in out.splitlines()), out
+
+
+def test_matrix_prints_every_row_with_its_ratio(capsys):
+    from benchmarks.__main__ import main
+    from benchmarks.matrix import rows
+
+    status = main(["--matrix", "--device", "cpu", "--quick", "--sizes", "64", "--budget", "0"])
+    out = capsys.readouterr().out
+    assert status == 0, out  # no ember result differs from PyTorch's or numpy's
+    assert "copy bandwidth" in out and "threads: ember" in out
+    names = [r.name for r in rows(64)]
+    lines = [line for line in out.splitlines() if line.split("  ")[0] in names]
+    assert len(lines) == len(names) and all(line.startswith(n) for line, n in zip(lines, names))
+    assert any(line.startswith("nonzero") and "missing" in line for line in lines)  # issue 37
