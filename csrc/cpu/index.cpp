@@ -1,4 +1,7 @@
 // index_select and gather. Indices were range-checked by core.
+#include <algorithm>
+#include <vector>
+
 #include "cpu_backend.h"
 #include "elementwise.h"
 
@@ -23,15 +26,62 @@ int64_t index_at(const CpuStorage& ids, int64_t off) {
 
 void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
                               const Layout& ids_layout, BackendStorage& dst) const {
-  // Each selected index is a strided copy of one slice: src.select(dim, id) -> dst.select(dim, j).
+  // Each selected index copies one slice, src.select(dim, id) -> dst.select(dim, j). The
+  // slice's walk is set up once (not a Layout per id), the ids are split across threads,
+  // and a slice of one element (a 1-D source: mask reads, t[ids]) is a plain element gather.
   Shape out_shape = src.shape();
   out_shape[size_t(dim)] = ids_layout.numel();
-  Layout out(out_shape);
+  const Layout out(out_shape);
   const CpuStorage& id = as_cpu(ids);
-  for (int64_t j = 0; j < ids_layout.numel(); ++j) {
-    int64_t k = index_at(id, ids_layout.offset() + j * ids_layout.strides()[0]);
-    copy_strided(src.select(dim, k), dst, out.select(dim, j));
-  }
+  const int64_t n = ids_layout.numel(), id_stride = ids_layout.strides()[0];
+  const int64_t src_step = src.strides()[size_t(dim)], dst_step = out.strides()[size_t(dim)];
+  Shape shape;
+  Strides in_st, out_st;
+  for (int64_t d = 0; d < src.ndim(); ++d)
+    if (d != dim) {
+      shape.push_back(src.shape()[size_t(d)]);
+      in_st.push_back(src.strides()[size_t(d)]);
+      out_st.push_back(out.strides()[size_t(d)]);
+    }
+  const int64_t slice = shape_numel(shape);
+  if (n == 0 || slice == 0) return;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = ptr<T>() + src.offset();
+    T* o = as_cpu(dst).ptr<T>();
+    const size_t nd = shape.size();
+    // the innermost run copied at once when it is contiguous on both sides
+    const bool dense_run = nd > 0 && in_st.back() == 1 && out_st.back() == 1;
+    parallel_for(n, std::max<int64_t>(1, kParallelGrain / slice), [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> idx(nd);
+      for (int64_t j = lo; j < hi; ++j) {
+        const T* s = in + index_at(id, ids_layout.offset() + j * id_stride) * src_step;
+        T* d = o + j * dst_step;
+        if (nd == 0) {
+          *d = *s;
+          continue;
+        }
+        const int64_t run = shape[nd - 1];
+        std::fill(idx.begin(), idx.end(), 0);
+        int64_t si = 0, di = 0;
+        for (int64_t done = 0; done < slice; done += run) {
+          if (dense_run) {
+            std::copy(s + si, s + si + run, d + di);
+          } else {
+            for (int64_t r = 0; r < run; ++r) d[di + r * out_st[nd - 1]] = s[si + r * in_st[nd - 1]];
+          }
+          for (size_t k = nd - 1; k-- > 0;) {  // odometer over the outer dims of the slice
+            si += in_st[k];
+            di += out_st[k];
+            if (++idx[k] < shape[k]) break;
+            si -= shape[k] * in_st[k];
+            di -= shape[k] * out_st[k];
+            idx[k] = 0;
+          }
+        }
+      }
+    });
+  });
 }
 
 void CpuStorage::gather(const Layout& src, int64_t dim, const BackendStorage& ids,
