@@ -16,13 +16,8 @@ import pytest
 from conftest import DEVICE_SPECS
 from helpers import CALL_CHILD, run_isolated, run_python
 
-TYPE, VALUE, RANGE, INDEX = (
-    "InvalidTypeError",
-    "InvalidArgumentError",
-    "IndexOutOfRangeError",
-    "InvalidIndexError",
-)
-SHAPE, DTYPE, UNSUPPORTED = "ShapeMismatchError", "DTypeMismatchError", "UnsupportedDTypeError"
+from test_bad_input_corpus import DTYPE, INDEX, RANGE, SHAPE, TYPE, UNSUPPORTED, VALUE
+
 DLPACK = "DLPackError"
 
 I = "i = ember.arange(6, device=dev).reshape(2, 3); "  # an int64 tensor
@@ -429,25 +424,22 @@ HUGE_IDS = [
 @pytest.mark.parametrize("spec", DEVICE_SPECS)
 def test_huge_broadcast_ids_fail_before_reading_them(spec):
     # Each result (or write) is far past any device's memory: the size is checked before a
-    # pass over the ids, which would take minutes over 2**36 elements (a hang). The limit
-    # below only catches a hang; each call is timed and printed by the child.
+    # pass over the ids, which would take minutes over 2**36 elements. A hang fails by
+    # run_python's timeout; no time is asserted (the figures are in the closing notes).
     code = f"""
-        import time, ember
+        import ember
         dev = ember.device({spec!r})
         z = ember.zeros(1, dtype=ember.int64, device=dev)
         for call in {HUGE_IDS!r}:
-            start = time.perf_counter()
             try:
                 exec(call)
                 print("NO ERROR", call)
             except ember.EmberError as e:
-                print(type(e).__name__, round(time.perf_counter() - start, 3), call)
+                print(type(e).__name__, call)
     """
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == len(HUGE_IDS), proc.stdout
     for line in lines:
-        name, seconds, _ = line.split(" ", 2)
-        assert name in ("OutOfMemoryError", "InvalidArgumentError"), line
-        assert float(seconds) < 30, line
+        assert line.split(" ", 1)[0] in ("OutOfMemoryError", "InvalidArgumentError"), line

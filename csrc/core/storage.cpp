@@ -53,7 +53,10 @@ StorageLocks::StorageLocks(const char* op, std::initializer_list<const Storage*>
     for (const Storage* s : list) {
       if (!s) continue;
       if (!first) first = s;
-      if (s != first) Storage::check_same_device(op, *first, *s);
+      // every launch passes here: compare without copying the device handles, and build
+      // the error only when they differ
+      if (s != first && !first->device()->same_device(*s->device()))
+        Storage::check_same_device(op, *first, *s);
     }
   lock(reads, writes);
 }

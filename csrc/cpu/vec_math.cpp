@@ -146,33 +146,31 @@ EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {
 namespace {
 // Lanes that keep a NaN once they hold one: x wins when it is better or is NaN.
 template <bool kMax>
-inline float pick(float acc, float x) {
+__attribute__((always_inline)) inline float pick(float acc, float x) {
   return ((kMax ? x > acc : x < acc) || x != x) ? x : acc;
 }
 }  // namespace
 
-EMBER_TARGET_CLONES float max_nan_f32(const float* x, int64_t n) {
+// The scan of both; inlined into each clone below, so it is compiled for each ISA.
+template <bool kMax>
+__attribute__((always_inline)) inline float extreme_nan(const float* x, int64_t n) {
   float acc[kLanes];
   for (int k = 0; k < kLanes; ++k) acc[k] = x[0];
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] = pick<true>(acc[k], x[i + k]);
-  for (int k = 0; i < n; ++i, ++k) acc[k] = pick<true>(acc[k], x[i]);
+    for (int k = 0; k < kLanes; ++k) acc[k] = pick<kMax>(acc[k], x[i + k]);
+  for (int k = 0; i < n; ++i, ++k) acc[k] = pick<kMax>(acc[k], x[i]);
   for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) acc[k] = pick<true>(acc[k], acc[k + w]);
+    for (int k = 0; k < w; ++k) acc[k] = pick<kMax>(acc[k], acc[k + w]);
   return acc[0];
 }
 
+EMBER_TARGET_CLONES float max_nan_f32(const float* x, int64_t n) {
+  return extreme_nan<true>(x, n);
+}
+
 EMBER_TARGET_CLONES float min_nan_f32(const float* x, int64_t n) {
-  float acc[kLanes];
-  for (int k = 0; k < kLanes; ++k) acc[k] = x[0];
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] = pick<false>(acc[k], x[i + k]);
-  for (int k = 0; i < n; ++i, ++k) acc[k] = pick<false>(acc[k], x[i]);
-  for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) acc[k] = pick<false>(acc[k], acc[k + w]);
-  return acc[0];
+  return extreme_nan<false>(x, n);
 }
 
 template <>
