@@ -74,7 +74,17 @@ void map3(const A* a, const Layout& la, const B* b, const Layout& lb, const C* c
     const B* y = b + off[1];
     const C* z = c + off[2];
     Out* o = out + off[3];
-    for (int64_t i = 0; i < n; ++i) o[i * st[3]] = f(x[i * st[0]], y[i * st[1]], z[i * st[2]]);
+    if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+    } else if (st[0] == 1 && st[1] == 0 && st[2] == 1 && st[3] == 1) {  // where(m, scalar, t)
+      const B yv = y[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv, z[i]);
+    } else if (st[0] == 1 && st[1] == 1 && st[2] == 0 && st[3] == 1) {  // where(m, t, scalar)
+      const C zv = z[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], zv);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * st[3]] = f(x[i * st[0]], y[i * st[1]], z[i * st[2]]);
+    }
   });
 }
 

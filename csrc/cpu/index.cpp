@@ -45,6 +45,32 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
     }
   const int64_t slice = shape_numel(shape);
   if (n == 0 || slice == 0) return;
+  if (dim == src.ndim() - 1 && slice > 1) {
+    // Ids along the last dim (t[:, ids], t[..., mask]): each slice would be a column,
+    // so walk rows instead, each gathering all the ids from one row of src.
+    std::vector<int64_t> at(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j)
+      at[size_t(j)] = index_at(id, ids_layout.offset() + j * id_stride) * src_step;
+    const size_t nd = shape.size();
+    dispatch_dtype(dtype_, [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = ptr<T>() + src.offset();
+      T* o = as_cpu(dst).ptr<T>();
+      parallel_for(slice, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          int64_t off = 0;
+          for (int64_t k = int64_t(nd) - 1, rest = r; k >= 0; --k) {
+            off += (rest % shape[size_t(k)]) * in_st[size_t(k)];
+            rest /= shape[size_t(k)];
+          }
+          const T* s = in + off;
+          T* d = o + r * n;
+          for (int64_t j = 0; j < n; ++j) d[j] = s[at[size_t(j)]];
+        }
+      });
+    });
+    return;
+  }
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T* in = ptr<T>() + src.offset();
