@@ -86,6 +86,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the benchmark matrix instead: op families x layout classes x dtypes, beside "
         "PyTorch (and numpy on the CPU); --sizes takes its n (n x n operands)",
     )
+    p.add_argument(
+        "--rows",
+        type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+        help="with --matrix: only these op families, a comma list (e.g. mask,nonzero,index)",
+    )
     args = p.parse_args(argv)
     if args.budget is not None and args.budget < 0:
         p.error("--budget must be >= 0")

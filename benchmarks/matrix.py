@@ -117,7 +117,17 @@ def rows(n: int) -> list[Row]:
         {"*": "a.__setitem__(m, 0.0)"}, 1.75 * nn)  # fmt: skip
     add("mask", "masked_fill", f32, {"a": (sq, "normal"), "m": (sq, "mask")},
         {"*": "a.masked_fill(m, 0.0)", "numpy": "np.where(m, np.float32(0), a)"}, 2.25 * nn)  # fmt: skip
+    add("mask", "read rows a[m] (m over dim 0)", f32, {"a": (sq, "normal"), "m": (vec, "mask")},
+        {"*": "a[m]"}, nn)  # fmt: skip
+    add("mask", "read in a tuple a[:, m]", f32, {"a": (sq, "normal"), "m": (vec, "mask")},
+        {"*": "a[:, m]"}, nn)  # fmt: skip
+    add("mask", "write values a[m] = b[m]", f32, {"a": (sq, "normal"), "b": (sq, "normal"),
+        "m": (sq, "mask")}, {"*": "a.__setitem__(m, b[m])"}, 3.5 * nn)  # fmt: skip
+    add("masked_select", "2-D", f32, {"a": (sq, "normal"), "m": (sq, "mask")},
+        {"*": "a.masked_select(m)", "numpy": "a[m]"}, 1.75 * nn)  # fmt: skip
     add("nonzero", "2-D mask", f32, {"m": (sq, "mask")},
+        {"ember": "m.nonzero()", "torch": "m.nonzero()", "numpy": "np.argwhere(m)"}, 0)  # fmt: skip
+    add("nonzero", "1-D mask", f32, {"m": ((nn,), "mask")},
         {"ember": "m.nonzero()", "torch": "m.nonzero()", "numpy": "np.argwhere(m)"}, 0)  # fmt: skip
 
     # ---- advanced indexing and the index family
@@ -294,7 +304,8 @@ def main(args, devices: dict, notes: list[str], describe) -> int:
         print(f"matrix on {label}, n = {n} (n x n operands), copy bandwidth {bw:.1f} GB/s; "
               f"'vs torch' is torch's time over ember's, '<<' below {SLOW}")  # fmt: skip
         results = []
-        for row in rows(n):
+        chosen = [r for r in rows(n) if not args.rows or r.family in args.rows]
+        for row in chosen:
             results.append(measure_row(row, libs, settings, rng))
             print(table(results[-1:], bw, names)[1] if results[:-1] else "\n".join(table(results, bw, names)),
                   flush=True)  # fmt: skip

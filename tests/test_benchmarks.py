@@ -557,4 +557,5 @@ def test_matrix_prints_every_row_with_its_ratio(capsys):
     names = [r.name for r in rows(64)]
     lines = [line for line in out.splitlines() if line.split("  ")[0] in names]
     assert len(lines) == len(names) and all(line.startswith(n) for line, n in zip(lines, names))
-    assert any(line.startswith("nonzero") and "missing" in line for line in lines)  # issue 37
+    assert not any("missing" in line for line in lines)  # every row has an ember form
+    assert "ember missing: none" in out

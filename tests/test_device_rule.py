@@ -74,6 +74,7 @@ TWO_TENSOR = {
     "mv": ["ember.mv(F, VY[:2])", "ember.mv(FY, X[0, :2])"],
     "where": ["ember.where(MY, X, X)", "ember.where(M, XY, X)", "ember.where(M, X, XY)"],
     "masked_fill": ["ember.masked_fill(X, MY, 0.0)", "ember.masked_fill(X, M, XY[0, 0])"],
+    "masked_select": ["ember.masked_select(X, MY)", "ember.masked_select(XY, M)"],
     "cat": ["ember.cat([X, XY])", "ember.cat([XY, X, X], dim=1)"],
     "stack": ["ember.stack([X, XY])"],
     "meshgrid": ["ember.meshgrid(X[0], XY[0])"],
@@ -142,7 +143,7 @@ INT_OPS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 # Functions that take one tensor (the device rule has nothing to compare), and functions
 # that take none. Both lists are checked against the module, so a new binding must be
 # put somewhere.
-ONE_TENSOR = """abs all amax repeat_interleave sort topk amin any argmax argmin argsort bitwise_not broadcast_to ceil chunk
+ONE_TENSOR = """abs all amax argwhere count_nonzero nonzero repeat_interleave sort topk amin any argmax argmin argsort bitwise_not broadcast_to ceil chunk
 clamp clone contiguous cos cumprod cumsum elu empty_like erf exp expand expm1 flatten flip
 floor full_like gelu interpolate isfinite isinf isnan log log1p log_softmax logical_not
 logsumexp mean narrow neg norm ones_like pad permute prod rand_like randint_like randn_like

@@ -130,6 +130,15 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   // The queue's counters, e.g. {"host_waits": 3}; {} for devices without a queue.
   virtual std::map<std::string, int64_t> queue_stats() const { return {}; }
 
+  // Reads of this device's memory into host memory, counted by core for every backend
+  // (read_to_host below): how many, and their bytes. queue_stats reports them from Python.
+  void note_host_read(int64_t bytes) {
+    host_reads_.fetch_add(1, std::memory_order_relaxed);
+    host_read_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  int64_t host_reads() const { return host_reads_.load(std::memory_order_relaxed); }
+  int64_t host_read_bytes() const { return host_read_bytes_.load(std::memory_order_relaxed); }
+
   // Per-device random stream: the seed and how many values were drawn so far.
   void manual_seed(uint64_t seed);
   std::pair<uint64_t, uint64_t> take_random(uint64_t count);  // (seed, first counter)
@@ -138,6 +147,7 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
   DeviceId id_;
   CreationSite site_;
   std::mutex rng_mu_;
+  std::atomic<int64_t> host_reads_{0}, host_read_bytes_{0};
   uint64_t seed_ = 0x853c49e6748fea9bULL, counter_ = 0;
 };
 
@@ -181,7 +191,8 @@ class BackendStorage {
   // dst is uint8 (0 or 1).
   virtual void cmp(CmpOp op, const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,
                    BackendStorage& dst, const Layout& dst_layout) const = 0;
-  // this = condition (any dtype, nonzero is true); all layouts broadcast to dst's shape.
+  // this = condition (bool or uint8, nonzero is true: core makes other dtypes t != 0
+  // first); all layouts broadcast to dst's shape.
   virtual void where(const Layout& cond, const BackendStorage& on_true, const Layout& t_layout,
                      const BackendStorage& on_false, const Layout& f_layout, BackendStorage& dst,
                      const Layout& dst_layout) const = 0;
@@ -196,6 +207,11 @@ class BackendStorage {
   // shape and dtype (core casts to the result dtype first). Integers wrap around; 16-bit
   // floats accumulate in float32.
   virtual void scan(ScanOp op, const Layout& src, BackendStorage& dst) const = 0;
+  // The flat positions of src's non-zero bytes, in order, into contiguous int64 dst. src is
+  // a contiguous 1-D bool Layout; core counted its true elements first (the op's one read
+  // of a count to the host) and sized dst to that count. A backend writes no more than
+  // dst.numel() positions, whatever src holds.
+  virtual void nonzero(const Layout& src, BackendStorage& dst) const = 0;
   // Stable sort of each row (the last dim) of src: the values into contiguous `values`
   // (src's shape and dtype), each one's position in its row into contiguous int64
   // `indices`. NaN sorts above every number (first when descending); -0.0 equals 0.0;
@@ -231,6 +247,13 @@ class BackendStorage {
   virtual std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr&) const { return nullptr; }
 };
 
+// s.to_host(dst), counted on s's device when it crosses from device memory: core reads
+// storages to the host through this only.
+inline void read_to_host(const BackendStorage& s, void* dst) {
+  if (!s.host_memory()) s.device()->note_host_read(s.numel() * int64_t(dtype_size(s.dtype())));
+  s.to_host(dst);
+}
+
 // A backend's device class declares its allocation and random fill with this one line.
 #define EMBER_BACKEND_DEVICE_ALLOCATION                                                   \
   std::unique_ptr<BackendStorage> alloc_uninit(int64_t numel, DType dtype) override;      \
@@ -261,6 +284,7 @@ class BackendStorage {
       const override;                                                                              \
   void softmax(const Layout& src, bool log, BackendStorage& dst) const override;                   \
   void scan(ScanOp op, const Layout& src, BackendStorage& dst) const override;                     \
+  void nonzero(const Layout& src, BackendStorage& dst) const override;                             \
   void sort(const Layout& src, bool descending, BackendStorage& values, BackendStorage& indices)   \
       const override;                                                                              \
   void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,              \

@@ -202,4 +202,31 @@ Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_i
   return dst;
 }
 
+void where_into(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_in,
+                const Tensor& dst, const char* op) {
+  const Shape shape = dst.shape();
+  const Shape branches = broadcast_shapes(op, true_in.shape(), false_in.shape());
+  if (broadcast_shapes(op, broadcast_shapes(op, cond_in.shape(), branches), shape) != shape)
+    throw_shape_mismatch(op, broadcast_shapes(op, cond_in.shape(), branches), shape,
+                         "the condition and values must broadcast to the written tensor's shape");
+  Storage::check_same_device(op, *dst.storage(), *cond_in.storage());
+  Storage::check_same_device(op, *dst.storage(), *true_in.storage());
+  Storage::check_same_device(op, *dst.storage(), *false_in.storage());
+  check_writable(op, dst);
+  const bool byte_cond = cond_in.dtype() == DType::Bool || cond_in.dtype() == DType::U8;
+  const Tensor cond = byte_cond ? cond_in : as_bool(cond_in);
+  const Tensor on_true = to_dtype(true_in, dst.dtype()), on_false = to_dtype(false_in, dst.dtype());
+  const Layout c = cond.layout().broadcast_to(op, shape);
+  const Layout t = on_true.layout().broadcast_to(op, shape);
+  const Layout f = on_false.layout().broadcast_to(op, shape);
+  // An operand that meets dst in memory without being dst's very view is read first.
+  run_into(dst, {&cond, &on_true, &on_false}, [&](Tensor& d) {
+    StorageLocks locks(__func__,
+                       {cond.storage().get(), on_true.storage().get(), on_false.storage().get()},
+                       {d.storage().get()});
+    cond.storage()->impl().where(c, on_true.storage()->impl(), t, on_false.storage()->impl(), f,
+                                 d.storage()->impl(), d.layout());
+  });
+}
+
 }  // namespace ember

@@ -91,7 +91,7 @@ Tensor to_device(const Tensor& t, const DevicePtr& device) {
 void to_host(const Tensor& t, void* dst) {
   Tensor src = contiguous(t);  // exactly t's elements, from offset 0
   StorageLocks locks(__func__, {src.storage().get()}, {});
-  src.storage()->impl().to_host(dst);
+  read_to_host(src.storage()->impl(), dst);
 }
 
 void copy_from(const Tensor& dst, const Tensor& src) {
@@ -103,7 +103,8 @@ void copy_from(const Tensor& dst, const Tensor& src) {
       dst.shape() == src.shape()) {
     Tensor from = contiguous(src);  // one copy from the device, into dst's memory
     StorageLocks locks(StorageLocks::AcrossDevices{}, {from.storage().get()}, {dst.storage().get()});
-    from.storage()->impl().to_host(host + dst.layout().offset() * dtype_size(dst.dtype()));
+    read_to_host(from.storage()->impl(),
+                 host + dst.layout().offset() * dtype_size(dst.dtype()));
     return;
   }
   copy_into(to_device(src, dst.device()), dst, op);

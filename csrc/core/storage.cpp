@@ -37,7 +37,7 @@ std::shared_ptr<Storage> Storage::copy_to(const DevicePtr& dst) const {
     return std::make_shared<Storage>(dst->from_host(host, numel(), dtype()));
   if (kind_of(*dst).host) {
     std::unique_ptr<BackendStorage> out = dst->alloc_uninit(numel(), dtype());
-    impl_->to_host(out->host_memory());
+    read_to_host(*impl_, out->host_memory());
     return std::make_shared<Storage>(std::move(out));
   }
   const DevicePtr& src = device();

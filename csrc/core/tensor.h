@@ -93,6 +93,11 @@ Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs,
               const std::optional<Tensor>& out = std::nullopt);
 Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs);
 Tensor where(const Tensor& cond, const Tensor& on_true, const Tensor& on_false);
+// where(cond, on_true, on_false) written into dst in one pass, the values cast to dst's
+// dtype; all three broadcast to dst's shape, and on_false may be dst itself (an in-place
+// masked fill). `op` names the user's op in errors.
+void where_into(const Tensor& cond, const Tensor& on_true, const Tensor& on_false,
+                const Tensor& dst, const char* op);
 
 // ---- bool (ops_bool.cpp): PyTorch's rules for bool tensors, and the logical ops
 // Raises UnsupportedDTypeError naming the op and the fix where PyTorch refuses bool.
@@ -185,6 +190,18 @@ Tensor prod(const Tensor& t, const Dims& dims, bool keepdim);
 Tensor logsumexp(const Tensor& t, const Dims& dims, bool keepdim);
 // The vector p-norm over dims: any p, inf and -inf included (p = 0 counts non-zeros).
 Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim);
+
+// ---- masks (ops_mask.cpp): each reads one count to the host, then the device compacts
+// the mask (nonzero's kernel); positions are row-major and int64.
+Tensor nonzero(const Tensor& t);                      // (count, ndim)
+std::vector<Tensor> nonzero_tuple(const Tensor& t);   // ndim tensors of (count,)
+Tensor count_nonzero(const Tensor& t, const Dims& dims);  // empty dims: all; int64
+Tensor masked_select(const Tensor& t, const Tensor& mask);  // the two broadcast; 1-D
+// t[mask] for a bool mask over t's leading dims: (count, t's other dims).
+Tensor mask_read(const Tensor& t, const Tensor& mask);
+// t[mask] = value: value broadcasts to (count, t's other dims); one that needs no count
+// (it broadcasts to t's other dims alone) is written by one where() over t.
+void mask_write(const Tensor& t, const Tensor& mask, const Tensor& value);
 
 // ---- indexing (ops_index.cpp): copies
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids);

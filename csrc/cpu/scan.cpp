@@ -1,6 +1,11 @@
-// cumsum / cumprod along the last dim: one sequential pass per row, rows across cores.
+// cumsum / cumprod along the last dim: one sequential pass per row, rows across cores;
+// and nonzero's compaction: a threaded two-pass over chunks of the mask.
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
+#include <vector>
+
+#include "parallel.h"
 
 #include "cpu_backend.h"
 #include "rows.h"
@@ -34,7 +39,61 @@ void scan_row(ScanOp op, const T* x, int64_t stride, int64_t n, T* y) {
   }
 }
 
+// The true bytes of mask[lo, hi).
+int64_t count_true(const uint8_t* mask, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t i = lo; i < hi; ++i) n += mask[i] != 0;
+  return n;
+}
+
+// Writes the positions of the true bytes of mask[lo, hi) to out[0, limit) in order and
+// returns how many it wrote. Blocks with room for all of their positions are written
+// without branches (each position is stored, the cursor moves on a true byte); a block
+// that could reach past `limit` is written with a test per byte.
+int64_t write_true(const uint8_t* mask, int64_t lo, int64_t hi, int64_t* out, int64_t limit) {
+  constexpr int64_t kBlock = 64;
+  int64_t k = 0, i = lo;
+  for (; i + kBlock <= hi && limit - k > kBlock; i += kBlock) {
+    uint64_t words[kBlock / 8];
+    std::memcpy(words, mask + i, kBlock);
+    uint64_t any = 0;
+    for (uint64_t w : words) any |= w;
+    if (any == 0) continue;  // a sparse mask skips its empty blocks whole
+    for (int64_t j = 0; j < kBlock; ++j) {
+      out[k] = i + j;
+      k += mask[i + j] != 0;
+    }
+  }
+  for (; i < hi && k < limit; ++i)
+    if (mask[i]) out[k++] = i;
+  return k;
+}
+
 }  // namespace
+
+void CpuStorage::nonzero(const Layout& src, BackendStorage& dst) const {
+  const int64_t n = src.numel(), limit = dst.numel();
+  const uint8_t* mask = ptr<uint8_t>() + src.offset();
+  int64_t* out = as_cpu(dst).ptr<int64_t>();
+  // Chunks fixed before either pass, a few per thread so that uneven densities balance:
+  // the first pass counts each chunk, the second writes each from its count's prefix.
+  const int64_t chunks =
+      std::clamp<int64_t>(n / kParallelGrain, 1, 4 * int64_t(num_threads()));
+  const int64_t per = (n + chunks - 1) / chunks;
+  std::vector<int64_t> first(size_t(chunks) + 1, 0);
+  parallel_for(chunks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c)
+      first[size_t(c) + 1] = count_true(mask, c * per, std::min(n, (c + 1) * per));
+  });
+  for (int64_t c = 0; c < chunks; ++c) first[size_t(c) + 1] += first[size_t(c)];
+  parallel_for(chunks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      const int64_t at = std::min(first[size_t(c)], limit);
+      const int64_t room = std::min(first[size_t(c) + 1], limit) - at;
+      if (room > 0) write_true(mask, c * per, std::min(n, (c + 1) * per), out + at, room);
+    }
+  });
+}
 
 void CpuStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
   const int64_t n = src.dim(src.ndim() - 1), stride = src.strides().back();

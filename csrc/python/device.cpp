@@ -190,7 +190,15 @@ void bind_device_class(py::module_& m) {
           py::arg("seed"))
       .def("empty_cache", &BackendDevice::empty_cache, py::call_guard<py::gil_scoped_release>())
       .def("memory_stats", &BackendDevice::memory_stats)
-      .def("queue_stats", &BackendDevice::queue_stats)
+      .def("queue_stats",
+           [](const BackendDevice& d) {
+             std::map<std::string, int64_t> stats = d.queue_stats();
+             if (!kind_of(d).host) {  // reads into host memory, counted by core
+               stats["reads_to_host"] = d.host_reads();
+               stats["bytes_to_host"] = d.host_read_bytes();
+             }
+             return stats;
+           })
       .def("info", &BackendDevice::info);
 }
 

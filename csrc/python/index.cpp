@@ -1,9 +1,9 @@
 // t[key] and t[key] = value: ints, slices with steps, None, Ellipsis and tuples of
 // them become views; integer index arrays of any shape (negatives count from the end,
 // several broadcast together, numpy's placement of the result dims) become one
-// index_select (a copy), and on the left of = a write through where(); a bool mask
-// selects its true positions: as the whole key, of t's leading dims (t[t > 0]); inside a
-// tuple, as the integer arrays of those positions.
+// index_select (a copy), and on the left of = a write through where(); a bool mask as the
+// whole key (t[t > 0]) is core's mask_read / mask_write; inside a tuple it stands for the
+// integer arrays of its true positions (core's nonzero).
 #include <pybind11/numpy.h>
 
 #include <algorithm>
@@ -152,14 +152,13 @@ struct Item {
   Kind kind;
   py::handle obj;
   std::optional<Tensor> ids;  // Kind::Array
+  bool in_range = false;      // ids known to lie in [0, size): a mask's true positions
 };
 
 struct ParsedKey {
   std::vector<Item> items;
   int64_t consumed = 0;  // dims of the tensor that the key indexes explicitly
 };
-
-std::vector<int64_t> true_positions(const Tensor& mask);
 
 // A bool mask inside a tuple key stands for the integer arrays of its true positions, one
 // per dim it covers (numpy's rule); `first` is the first dim of t that it covers.
@@ -172,16 +171,7 @@ void expand_mask(const Tensor& t, const Tensor& mask, int64_t first, ParsedKey& 
   if (!fits)
     invalid_key("the mask's shape " + shape_str(ms) + " must match the dims " +
                 std::to_string(first) + ".. of the tensor's shape " + shape_str(t.shape()));
-  std::vector<int64_t> at = true_positions(mask);
-  std::vector<std::vector<int64_t>> coords(size_t(mask.ndim()), std::vector<int64_t>(at.size()));
-  for (size_t i = 0; i < at.size(); ++i)
-    for (int64_t d = mask.ndim() - 1, rest = at[i]; d >= 0; --d) {
-      coords[size_t(d)][i] = rest % ms[size_t(d)];
-      rest /= ms[size_t(d)];
-    }
-  for (auto& c : coords)
-    k.items.push_back({Kind::Array, py::handle(),
-                       from_host(c.data(), {int64_t(c.size())}, DType::I64, t.device())});
+  for (Tensor& c : nonzero_tuple(mask)) k.items.push_back({Kind::Array, py::handle(), c, true});
 }
 
 ParsedKey parse(const Tensor& t, py::handle key) {
@@ -279,7 +269,8 @@ Walked walk(const Tensor& t, const ParsedKey& k) {
         if (item.ids->ndim() == 0) {  // a 0-d index array acts as an int
           r = select_int(r, dim, scalar_index(*item.ids), source_dim);
         } else {
-          w.ids.push_back(wrapped_ids(*item.ids, r.shape()[size_t(dim)], source_dim));
+          w.ids.push_back(item.in_range ? *item.ids
+                                        : wrapped_ids(*item.ids, r.shape()[size_t(dim)], source_dim));
           w.array_dims.push_back(dim++);
         }
         ++source_dim;
@@ -362,7 +353,8 @@ Tensor gather_arrays(const ParsedKey& k, const Walked& w) {
                  to_dtype(w.ids[j], DType::I64));
     lin = reshape(broadcast_to(lin, b), {shape_numel(b)});  // index_select takes any layout
     Tensor x = reshape(permute(w.view, p.order), spliced(p.rest, p.at, {shape_numel(sizes)}));
-    return reshape(index_select(x, p.at, lin), spliced(p.rest, p.at, b));
+    // every id was range-checked by wrapped_ids, so lin lies in [0, product of sizes)
+    return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, b));
   });
 }
 
@@ -385,62 +377,17 @@ std::optional<Tensor> mask_key(const Tensor& t, py::handle key) {
     return std::nullopt;
   Tensor m = key_array(key, t);
   if (m.dtype() != DType::Bool) return std::nullopt;
-  const int64_t k = m.ndim();
-  bool fits = k <= t.ndim();
-  for (int64_t d = 0; fits && d < k; ++d) fits = m.shape()[size_t(d)] == t.shape()[size_t(d)];
-  if (!fits)
-    invalid_key("the mask's shape " + shape_str(m.shape()) +
-                " must match the leading dims of the tensor's shape " + shape_str(t.shape()));
-  Storage::check_same_device("index", *t.storage(), *m.storage());
-  return m;
-}
-
-// The mask's true positions, flattened, on the host (as PyTorch's, this waits for it).
-std::vector<int64_t> true_positions(const Tensor& mask) {
-  std::vector<uint8_t> bytes(size_t(mask.numel()));
-  to_host(mask, bytes.data());
-  std::vector<int64_t> at;
-  for (size_t i = 0; i < bytes.size(); ++i)
-    if (bytes[i]) at.push_back(int64_t(i));
-  return at;
-}
-
-// t viewed as (mask.numel(), the dims after the mask's).
-Tensor rows_of(const Tensor& t, const Tensor& mask) {
-  Shape rows{mask.numel()};
-  rows.insert(rows.end(), t.shape().begin() + mask.ndim(), t.shape().end());
-  return reshape(t, rows);
+  return m;  // its shape and device: core's mask_read / mask_write check them
 }
 
 Tensor masked_read(const Tensor& t, const Tensor& mask) {
-  std::vector<int64_t> at = true_positions(mask);
-  Tensor ids = from_host(at.data(), {int64_t(at.size())}, DType::I64, t.device());
-  return gil_free_if(t.numel() >= kReleaseGilNumel,
-                     [&] { return index_select(rows_of(t, mask), 0, ids); });
+  return gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return mask_read(t, mask); });
 }
 
-// The value broadcasts to t[mask]'s shape (count, rest); each true position takes its
-// row through where(), as set_through_arrays does.
 void masked_write(const Tensor& t, const Tensor& mask, py::handle value) {
   check_writable("setitem", t);
-  std::vector<int64_t> at = true_positions(mask);
-  Shape target = rows_of(t, mask).shape();
-  target[0] = int64_t(at.size());
   Tensor src = assigned_value(t, value);
-  if (broadcast_shapes("setitem", src.shape(), target) != target)
-    throw_shape_mismatch("setitem", src.shape(), target,
-                         "the value must broadcast to the masked shape (count of True, ...)");
-  if (at.empty()) return;
-  std::vector<int64_t> rank(size_t(mask.numel()), 0);
-  for (size_t i = 0; i < at.size(); ++i) rank[size_t(at[i])] = int64_t(i);
-  Tensor rank_t = from_host(rank.data(), {mask.numel()}, DType::I64, t.device());
-  Shape hit_shape = mask.shape();
-  hit_shape.resize(size_t(t.ndim()), 1);
-  gil_free_if(t.numel() >= kReleaseGilNumel, [&] {
-    Tensor rows = index_select(broadcast_to(src, target), 0, rank_t);
-    if (rows.dtype() != t.dtype()) rows = to_dtype(rows, t.dtype());
-    copy_into(where(reshape(mask, hit_shape), reshape(rows, t.shape()), t), t, "setitem");
-  });
+  gil_free_if(t.numel() >= kReleaseGilNumel, [&] { mask_write(t, mask, src); });
 }
 
 // ---- 0-d masks inside a tuple key: t[0, True], t[..., False], t[ids, ember.tensor(True)]

@@ -198,7 +198,34 @@ py::object masked_fill_inplace(py::object self, const Tensor& mask, py::handle v
   return self;  // the same Python object, as PyTorch's in-place ops
 }
 
+// ---- masks
+
+py::object nonzero_fn(const Tensor& t, bool as_tuple) {
+  if (!as_tuple) return py::cast(gil_free_if(big(t), [&] { return nonzero(t); }));
+  std::vector<Tensor> cols = gil_free_if(big(t), [&] { return nonzero_tuple(t); });
+  py::tuple out(cols.size());
+  for (size_t i = 0; i < cols.size(); ++i) out[i] = py::cast(std::move(cols[i]));
+  return std::move(out);
+}
+
+Tensor argwhere_fn(const Tensor& t) {
+  return gil_free_if(big(t), [&] { return nonzero(t); });
+}
+
+Tensor count_nonzero_fn(const Tensor& t, py::handle dim) {
+  Dims dims = dims_arg(dim, "count_nonzero");
+  return gil_free_if(big(t), [&] { return count_nonzero(t, dims); });
+}
+
+Tensor masked_select_fn(const Tensor& t, const Tensor& mask) {
+  return gil_free_if(big(t), [&] { return masked_select(t, mask); });
+}
+
 void bind_elementwise_more(py::module_& m, py::class_<Tensor>& cls) {
+  def_both(m, cls, "nonzero", &nonzero_fn, py::kw_only(), py::arg("as_tuple") = false);
+  def_both(m, cls, "argwhere", &argwhere_fn);
+  def_both(m, cls, "count_nonzero", &count_nonzero_fn, py::arg("dim") = py::none());
+  def_both(m, cls, "masked_select", &masked_select_fn, py::arg("mask"));
   def_both(m, cls, "masked_fill", &masked_fill_fn, py::arg("mask"), py::arg("value"));
   cls.def("masked_fill_", &masked_fill_inplace, py::arg("mask"), py::arg("value"));
   auto tolerances = [](auto fn) {

@@ -1,7 +1,12 @@
 // cumsum / cumprod along the last dim: one block per row, tiles of the row scanned with
 // cub::BlockScan and chained by a running carry. 16-bit floats accumulate in float,
-// integers in an unsigned type (overflow wraps, as on the CPU).
+// integers in an unsigned type (overflow wraps, as on the CPU). nonzero's compaction:
+// cub::DeviceSelect::Flagged of the positions 0, 1, ... by the mask's bytes.
+#include <thrust/iterator/counting_iterator.h>
+
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <iterator>
 
 #include "common.cuh"
 #include "rows.cuh"
@@ -83,7 +88,57 @@ void launch_scan(const T* src, const RowView& r, T* dst, cudaStream_t stream) {
     scan_rows<T, kProd, 256, 4><<<blocks, 256, 0, stream>>>(src, r, dst);
 }
 
+// An output iterator over int64 positions that drops writes at or past `limit`: the
+// selection writes as many positions as it finds, and dst holds the count core read.
+class BoundedPositions {
+ public:
+  struct Ref {
+    int64_t* p;
+    bool ok;
+    __device__ Ref& operator=(int64_t v) {
+      if (ok) *p = v;
+      return *this;
+    }
+  };
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = int64_t;
+  using difference_type = std::ptrdiff_t;
+  using pointer = int64_t*;
+  using reference = Ref;
+
+  __host__ __device__ BoundedPositions(int64_t* base, int64_t limit) : base_(base), limit_(limit) {}
+  __host__ __device__ Ref operator[](difference_type i) const { return Ref{base_ + i, i < limit_}; }
+  __host__ __device__ Ref operator*() const { return (*this)[0]; }
+  __host__ __device__ BoundedPositions operator+(difference_type n) const {
+    return BoundedPositions(base_ + n, limit_ - n);
+  }
+
+ private:
+  int64_t* base_;
+  int64_t limit_;
+};
+
 }  // namespace
+
+void CudaStorage::nonzero(const Layout& src, BackendStorage& dst) const {
+  const int64_t n = src.numel(), limit = dst.numel();
+  if (n == 0 || limit == 0) return;
+  GpuScope scope(cuda().gpu());
+  CudaDevice& dev = cuda();
+  const uint8_t* flags = ptr<uint8_t>() + src.offset();
+  const thrust::counting_iterator<int64_t> positions(0);
+  const BoundedPositions out(as_cuda(dst).ptr<int64_t>(), limit);
+  Scratch selected(dev, sizeof(int64_t));
+  auto run = [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, positions, flags, out,
+                                      selected.as<int64_t>(), n, stream());
+  };
+  size_t bytes = 0;
+  check(run(nullptr, bytes), "cub::DeviceSelect::Flagged (temporary storage size)", &dev);
+  Scratch temp(dev, std::max<size_t>(bytes, 1));
+  check(run(temp.as<void>(), bytes), "cub::DeviceSelect::Flagged", &dev);
+  dev.check_launch("nonzero");
+}
 
 void CudaStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
   const char* name = op == ScanOp::Sum ? "cumsum" : "cumprod";

@@ -40,6 +40,7 @@ std::string kernel_op(const std::string& family, const std::string& kernel) {
       op += (op.empty() ? "" : "_") + parts[i];
   if (family == "index" && op == "select") return "index_select";
   if (family == "scatter") return op.empty() ? "scatter" : "scatter_" + op;
+  if (family == "scan" && op.rfind("nonzero", 0) == 0) return "nonzero";  // its two passes
   return op.empty() ? family : op;
 }
 

@@ -1,5 +1,8 @@
 // cumsum / cumprod along the last dim (kernels/scan.metal): one threadgroup per row, its
-// lanes each scanning a run of about 8 or more elements.
+// lanes each scanning a run of about 8 or more elements. nonzero's compaction: a count
+// per threadgroup, their scan (the cumsum above), then each group writes its positions.
+#include <algorithm>
+#include <memory>
 #include <string>
 
 #include "../kernels/scan.h"
@@ -27,6 +30,36 @@ void MetalStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const
     const int64_t groups = std::min(kElementwiseChunk, p.nrows - r);
     metal().dispatch("scan", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
                      rt::Size3{lanes, 1, 1});
+  }
+}
+
+void MetalStorage::nonzero(const Layout& src, BackendStorage& dst) const {
+  NonzeroKParams p{};
+  p.n = src.numel();
+  p.offset = src.offset();
+  p.limit = dst.numel();
+  if (p.n == 0 || p.limit == 0) return;
+  const uint32_t group =
+      power_of_two_group(metal(), "scan", "scan_nonzero_write_i64", EMBER_REDUCE_GROUP);
+  p.per_lane = 16;
+  p.chunk = p.per_lane * group;
+  const int64_t groups = (p.n + p.chunk - 1) / p.chunk;
+  std::unique_ptr<BackendStorage> counts = metal().alloc_uninit(groups, DType::I64);
+  std::unique_ptr<BackendStorage> ends = metal().alloc_uninit(groups, DType::I64);
+  const MetalStorage& c = as_metal(*counts);
+  const MetalStorage& e = as_metal(*ends);
+  for (int64_t g = 0; g < groups; g += kElementwiseChunk) {  // tgid.x is 32 bits wide
+    p.first_group = g;
+    metal().dispatch("scan", "scan_nonzero_count_i64", {this, &c}, p,
+                     rt::Size3{uint32_t(std::min(kElementwiseChunk, groups - g)), 1, 1},
+                     rt::Size3{group, 1, 1});
+  }
+  c.scan(ScanOp::Sum, Layout(Shape{groups}), *ends);
+  for (int64_t g = 0; g < groups; g += kElementwiseChunk) {
+    p.first_group = g;
+    metal().dispatch("scan", "scan_nonzero_write_i64", {this, &e, &as_metal(dst)}, p,
+                     rt::Size3{uint32_t(std::min(kElementwiseChunk, groups - g)), 1, 1},
+                     rt::Size3{group, 1, 1});
   }
 }
 

@@ -14,3 +14,16 @@ struct ScanKParams {
   int64_t stride;
   int64_t first_row;
 };
+
+// nonzero's compaction of a contiguous bool mask (src's bytes from `offset`, n of them):
+// threadgroup g covers `chunk` bytes from first_group + g, each lane a run of `per_lane`
+// of them. The count kernel writes each group's count of true bytes; the write kernel,
+// given their inclusive scan, writes each true byte's position, no more than `limit`.
+struct NonzeroKParams {
+  int64_t n;
+  int64_t offset;
+  int64_t per_lane;
+  int64_t chunk;
+  int64_t limit;
+  int64_t first_group;
+};

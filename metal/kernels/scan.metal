@@ -86,3 +86,64 @@ kernel void scan_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(
   EMBER_KERNEL_GROUPED(scan_##name##_##suffix, scan_rows<T, kProd>)
 EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumsum, false)
 EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumprod, true)
+
+// nonzero: count each group's true bytes, then (after the host scans the counts) write
+// their positions: each lane rescans its run from the group's start plus the runs
+// before it. Runs are contiguous, so positions come out in order.
+inline void nonzero_run(constant NonzeroKParams& p, int64_t group, uint lane, thread int64_t& lo,
+                        thread int64_t& hi) {
+  const int64_t start = group * p.chunk;
+  lo = min(p.n, start + int64_t(lane) * p.per_lane);
+  hi = min(min(p.n, start + p.chunk), lo + p.per_lane);
+}
+
+template <typename M>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void nonzero_count(device const M* src [[buffer(0)]], device int64_t* counts [[buffer(1)]],
+                          constant NonzeroKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(int64_t, totals, EMBER_REDUCE_GROUP);
+  const uint lane = lid.x, lanes = tgsize.x;
+  const int64_t group = p.first_group + int64_t(tgid.x);
+  int64_t lo = 0, hi = 0;
+  nonzero_run(p, group, lane, lo, hi);
+  int64_t count = 0;
+  for (int64_t i = lo; i < hi; ++i) count += src[p.offset + i] != 0 ? 1 : 0;
+  totals[lane] = count;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lane == 0) {
+    int64_t sum = 0;
+    for (uint l = 0; l < lanes; ++l) sum += totals[l];
+    counts[group] = sum;
+  }
+}
+
+template <typename M>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void nonzero_write(device const M* src [[buffer(0)]],
+                          device const int64_t* ends [[buffer(1)]], device int64_t* dst [[buffer(2)]],
+                          constant NonzeroKParams& p [[buffer(3)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(int64_t, totals, EMBER_REDUCE_GROUP);
+  const uint lane = lid.x, lanes = tgsize.x;
+  const int64_t group = p.first_group + int64_t(tgid.x);
+  int64_t lo = 0, hi = 0;
+  nonzero_run(p, group, lane, lo, hi);
+  int64_t count = 0;
+  for (int64_t i = lo; i < hi; ++i) count += src[p.offset + i] != 0 ? 1 : 0;
+  totals[lane] = count;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lane == 0) {  // exclusive scan of the runs' counts from the groups before this one
+    int64_t before = group == 0 ? 0 : ends[group - 1];
+    for (uint l = 0; l < lanes; ++l) {
+      const int64_t t = totals[l];
+      totals[l] = before;
+      before += t;
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  int64_t at = totals[lane];
+  for (int64_t i = lo; i < hi && at < p.limit; ++i)
+    if (src[p.offset + i] != 0) dst[at++] = i;
+}
+
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(scan_nonzero_count_i64, nonzero_count<uchar>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(scan_nonzero_write_i64, nonzero_write<uchar>))
