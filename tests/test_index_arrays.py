@@ -110,6 +110,26 @@ def test_write_through_ids_in_a_view_writes_the_base(device):
     assert t.dtype == ember.int64
 
 
+def test_write_through_arrays_of_views_whose_dims_do_not_merge(device):
+    """Two arrays over a transposed view (their dims cannot merge in place): the write goes
+    through a copy and lands in the base; repeated pairs keep the last of their values."""
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    t = ember.tensor(a, device=device)
+    v = t.permute(2, 1, 0)  # (5, 4, 3)
+    rows, cols = [4, 0, 4, 2], [1, 3, 1, 0]
+    vals = np.arange(12, dtype=np.float32).reshape(4, 3) * -1
+    v[rows, cols] = ember.tensor(vals, device=device)
+    want = a.transpose(2, 1, 0).copy()
+    want[rows, cols] = vals
+    np.testing.assert_array_equal(t.numpy(), want.transpose(2, 1, 0))
+    w = t[:, :, 1]  # (3, 4) strided: one array, rows of distinct values, repeated ids
+    w[[2, 0, 2]] = ember.tensor(np.array([[1, 2, 3, 4], [5, 6, 7, 8], [9, 9, 9, 9]], np.float32),
+                                device=device)
+    want = want.transpose(2, 1, 0)
+    want[:, :, 1][[2, 0, 2]] = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 9, 9, 9]]
+    np.testing.assert_array_equal(t.numpy(), want)
+
+
 def test_write_of_floats_into_an_int_tensor_truncates_as_a_plain_write(device):
     a = np.zeros((3, 2), np.int64)
     t = ember.tensor(a, device=device)

@@ -19,5 +19,10 @@ void check_range(const char* op, const Tensor& ids, int64_t size);
 Tensor kernel_ids(const Tensor& ids);
 // t.index_select(d, ids) for ids already checked (1-D, kernel_ids of an index dtype).
 Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids);
+// The write select_checked reads: dst[..., ids[i], ...] = src[..., i, ...] along d, in
+// place, by the backends' scatter (the last of repeated ids wins). ids 1-D and checked;
+// src has dst's shape with ids.numel() at d, any layout and dtype (cast to dst's).
+void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
+                 const Tensor& src);
 
 }  // namespace ember::index_checks

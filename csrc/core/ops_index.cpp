@@ -89,6 +89,21 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
   return out;
 }
 
+void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
+                 const Tensor& src) {
+  if (ids.numel() == 0) return;
+  check_writable(op, dst);
+  Shape line(size_t(dst.ndim()), 1), want = dst.shape();
+  line[size_t(d)] = want[size_t(d)] = ids.numel();
+  // The same id for every position of the other dims (stride 0).
+  const Tensor spread = broadcast_to(reshape(ids, line), want);
+  Tensor values = to_dtype(broadcast_to(src, want), dst.dtype());
+  if (values.storage() == dst.storage()) values = clone(values);  // read before any write
+  StorageLocks locks(op, {spread.storage().get(), values.storage().get()}, {dst.storage().get()});
+  dst.storage()->impl().scatter(dst.layout(), d, spread.storage()->impl(), spread.layout(),
+                                values.storage()->impl(), values.layout(), false);
+}
+
 }  // namespace index_checks
 
 using index_checks::kernel_ids;

@@ -146,19 +146,12 @@ void mask_write(const Tensor& t, const Tensor& mask, const Tensor& value_in) {
   Layout rows_layout;
   if (!t.layout().try_reshape(rows, &rows_layout)) {
     // t's masked dims do not merge into one: write through a copy of t's rows.
-    Tensor copy = reshape(contiguous(t), rows);
-    mask_write(copy, reshape(mask, {mask.numel()}), value);
+    const Tensor copy = reshape(contiguous(t), rows);
+    index_checks::put_checked(op, copy, 0, at, value);
     copy_into(reshape(copy, t.shape()), t, op);
     return;
   }
-  Shape line(target.size(), 1);
-  line[0] = at.numel();
-  const Tensor ids = broadcast_to(reshape(at, line), target);
-  Tensor src = to_dtype(broadcast_to(value, target), t.dtype());
-  if (src.storage() == t.storage()) src = clone(src);  // read before any write
-  StorageLocks locks(op, {ids.storage().get(), src.storage().get()}, {t.storage().get()});
-  t.storage()->impl().scatter(rows_layout, 0, ids.storage()->impl(), ids.layout(),
-                              src.storage()->impl(), src.layout(), false);
+  index_checks::put_checked(op, t.view_as(rows_layout), 0, at, value);
 }
 
 }  // namespace ember

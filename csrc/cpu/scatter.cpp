@@ -52,10 +52,64 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
   const Layout* const ls[3] = {&dst_layout, &ids_layout, &src_layout};
   const int64_t ds = dst_layout.strides()[size_t(dim)], is = ids_layout.strides()[size_t(dim)],
                 ss = src_layout.strides()[size_t(dim)];
+  // ids the same for every position of the other dims (index_add, t[ids] = rows): whole
+  // slices move, so a block of positions takes each id in turn, its writes side by side.
+  bool slices = rows > 1;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+    if (d != dim && shape[size_t(d)] > 1 && ids_layout.strides()[size_t(d)] != 0) slices = false;
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     T* out = ptr<T>();
     const T* in = as_cpu(src).ptr<T>();
+    const auto put = [&](T& o, T v) {
+      if (!accumulate)
+        o = v;
+      else if (logical)
+        o = T(o != T(0) || v != T(0));
+      else
+        o = add_one(o, v);
+    };
+    if (slices) {
+      constexpr int64_t kBlock = 512;
+      const int64_t blocks = (rows + kBlock - 1) / kBlock;
+      parallel_for(blocks, std::max<int64_t>(1, kParallelGrain / (len * kBlock)),
+                   [&](int64_t lo, int64_t hi) {
+                     int64_t dst_at[kBlock], src_at[kBlock], off[3];
+                     for (int64_t b = lo; b < hi; ++b) {
+                       const int64_t first = b * kBlock, count = std::min(kBlock, rows - first);
+                       for (int64_t q = 0; q < count; ++q) {
+                         base_offsets(first + q, shape, dim, ls, off);
+                         dst_at[q] = off[0];
+                         src_at[q] = off[2];
+                       }
+                       const int64_t ids_at = off[1];  // the same for every position
+                       // The block's positions as runs: dst dense, src dense or one value.
+                       bool dense = true, src_dense = true, src_one = true;
+                       for (int64_t q = 1; q < count; ++q) {
+                         dense = dense && dst_at[q] == dst_at[0] + q;
+                         src_dense = src_dense && src_at[q] == src_at[0] + q;
+                         src_one = src_one && src_at[q] == src_at[0];
+                       }
+                       for (int64_t k = 0; k < len; ++k) {
+                         const int64_t to = id_at(id, ids_at + k * is) * ds, from = k * ss;
+                         if (dense && (src_dense || src_one)) {
+                           T* o = out + dst_at[0] + to;
+                           const T* v = in + src_at[0] + from;
+                           if (!accumulate && src_dense)
+                             std::copy(v, v + count, o);
+                           else if (!accumulate)
+                             std::fill(o, o + count, *v);
+                           else
+                             for (int64_t q = 0; q < count; ++q) put(o[q], v[src_dense ? q : 0]);
+                           continue;
+                         }
+                         for (int64_t q = 0; q < count; ++q)
+                           put(out[dst_at[q] + to], in[src_at[q] + from]);
+                       }
+                     }
+                   });
+      return;
+    }
     // Each row (a position of the other dims) writes its own elements: rows run in
     // parallel, a row's ids in order.
     parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
@@ -63,14 +117,7 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
         int64_t off[3];
         base_offsets(p, shape, dim, ls, off);
         for (int64_t k = 0; k < len; ++k) {
-          T& o = out[off[0] + id_at(id, off[1] + k * is) * ds];
-          const T v = in[off[2] + k * ss];
-          if (!accumulate)
-            o = v;
-          else if (logical)
-            o = T(o != T(0) || v != T(0));
-          else
-            o = add_one(o, v);
+          put(out[off[0] + id_at(id, off[1] + k * is) * ds], in[off[2] + k * ss]);
         }
       }
     });

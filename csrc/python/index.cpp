@@ -341,17 +341,22 @@ Shape array_sizes(const Walked& w) {
 
 // t[i, j] for index arrays i, j: the array dims become one dim of their sizes' product,
 // gathered at the linear ids ((i * size_j) + j), which then unfolds to the broadcast shape.
-Tensor gather_arrays(const ParsedKey& k, const Walked& w) {
+// The ids of the array dims merged into one, flat over their broadcast shape `b`: on the
+// device, every id already wrapped into its dim's range by wrapped_ids.
+Tensor linear_ids(const Walked& w, const Shape& b, const Shape& sizes) {
   const DevicePtr& dev = w.view.device();
+  Tensor lin = to_dtype(w.ids[0], DType::I64);
+  for (size_t j = 1; j < w.ids.size(); ++j)
+    lin = binary(BinaryOp::Add, binary(BinaryOp::Mul, lin, full_int({}, sizes[j], DType::I64, dev)),
+                 to_dtype(w.ids[j], DType::I64));
+  return reshape(broadcast_to(lin, b), {shape_numel(b)});
+}
+
+Tensor gather_arrays(const ParsedKey& k, const Walked& w) {
   Shape b = ids_shape(w), sizes = array_sizes(w);
   Placement p = placement(k, w);
   return gil_free_if(w.view.numel() >= kReleaseGilNumel, [&] {
-    Tensor lin = to_dtype(w.ids[0], DType::I64);
-    for (size_t j = 1; j < w.ids.size(); ++j)
-      lin =
-          binary(BinaryOp::Add, binary(BinaryOp::Mul, lin, full_int({}, sizes[j], DType::I64, dev)),
-                 to_dtype(w.ids[j], DType::I64));
-    lin = reshape(broadcast_to(lin, b), {shape_numel(b)});  // index_select takes any layout
+    const Tensor lin = linear_ids(w, b, sizes);
     Tensor x = reshape(permute(w.view, p.order), spliced(p.rest, p.at, {shape_numel(sizes)}));
     // every id was range-checked by wrapped_ids, so lin lies in [0, product of sizes)
     return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, b));
@@ -472,64 +477,37 @@ Tensor assigned_value(const Tensor& view, py::handle value) {
   return made.cast<Tensor>();
 }
 
-// The ids of a 1-D index array, on the host as int64.
-std::vector<int64_t> host_ids(const Tensor& ids) {
-  std::vector<int64_t> out(size_t(ids.numel()));
-  auto widen = [&](auto narrow_type) {  // widened here, needing no int64 kernels
-    std::vector<decltype(narrow_type)> narrow(out.size());
-    to_host(ids, narrow.data());
-    std::copy(narrow.begin(), narrow.end(), out.begin());
-  };
-  if (ids.dtype() == DType::I64)
-    to_host(ids, out.data());
-  else if (ids.dtype() == DType::I32)
-    widen(int32_t{});
-  else
-    widen(uint32_t{});
-  return out;
-}
-
-// t[..., i, j, ...] = value with no scatter kernel: each element of the view that the ids
-// select is replaced through where(hit, value at the ids' position, view). The last of
-// repeated ids wins, as in numpy.
+// t[..., i, j, ...] = value: the view with its array dims side by side (placement's
+// order) and merged into one, then the backends' scatter along it at the linear ids; the
+// last of repeated ids wins, as in numpy. Dims that cannot merge in place (a transposed
+// view) are written through a copy.
 void set_through_arrays(const ParsedKey& k, const Walked& w, py::handle value) {
   const Tensor& base = w.view;
   const Shape b = ids_shape(w), sizes = array_sizes(w);
   const int64_t count = shape_numel(b), span = shape_numel(sizes);
-  // The host buffers below hold `count` ids (a broadcast view of ids may claim 2**36):
-  // ember's allocator says first whether they can exist, before any id is read.
-  empty({count}, DType::I64, cpu_device(), "setitem");
-  std::vector<int64_t> lin(size_t(count), 0);
-  for (size_t j = 0; j < w.ids.size(); ++j) {
-    std::vector<int64_t> ids = host_ids(broadcast_to(w.ids[j], b));
-    for (size_t i = 0; i < lin.size(); ++i) lin[i] = lin[i] * sizes[j] + ids[i];
-  }
-  std::vector<int64_t> pos(size_t(span), 0);
-  std::vector<uint8_t> hit(size_t(span), 0);
-  for (size_t i = 0; i < lin.size(); ++i) {
-    pos[size_t(lin[i])] = int64_t(i);
-    hit[size_t(lin[i])] = 1;
-  }
   Placement p = placement(k, w);
   const Shape target = spliced(p.rest, p.at, b);  // t[key]'s shape: the value broadcasts to it
   Tensor src = assigned_value(base, value);
   if (broadcast_shapes("setitem", src.shape(), target) != target)
     throw_shape_mismatch("setitem", src.shape(), target,
                          "the value must broadcast to the indexed shape");
+  check_writable("setitem", base);
   if (count == 0) return;
-  Dims back(p.order.size());  // the permutation that undoes p.order
-  for (size_t i = 0; i < p.order.size(); ++i) back[size_t(p.order[i])] = int64_t(i);
-  Shape along(size_t(base.ndim()), 1);
-  for (size_t j = 0; j < sizes.size(); ++j) along[size_t(w.array_dims[j])] = sizes[j];
-  const DevicePtr& dev = base.device();
-  Tensor hit_t = reshape(from_host(hit.data(), {span}, DType::U8, dev), along);
-  Tensor pos_t = from_host(pos.data(), {span}, DType::I64, dev);
   gil_free_if(base.numel() >= kReleaseGilNumel, [&] {
-    Tensor flat = reshape(broadcast_to(src, target), spliced(p.rest, p.at, {count}));
-    Tensor moved = reshape(index_select(flat, p.at, pos_t), spliced(p.rest, p.at, sizes));
-    moved = permute(moved, back);
-    if (moved.dtype() != base.dtype()) moved = to_dtype(moved, base.dtype());
-    copy_into(where(hit_t, moved, base), base, "setitem");
+    // One id per write, held on the device: a broadcast key of 2**36 ids fails here, at
+    // its allocation, before 2**36 writes start.
+    const Tensor lin = contiguous(linear_ids(w, b, sizes));
+    const Tensor values = reshape(broadcast_to(src, target), spliced(p.rest, p.at, {count}));
+    const Tensor arranged = permute(base, p.order);
+    const Shape merged_shape = spliced(p.rest, p.at, {span});
+    Layout merged;
+    if (arranged.layout().try_reshape(merged_shape, &merged)) {
+      index_checks::put_checked("setitem", arranged.view_as(merged), p.at, lin, values);
+      return;
+    }
+    const Tensor copy = contiguous(arranged);
+    index_checks::put_checked("setitem", reshape(copy, merged_shape), p.at, lin, values);
+    copy_into(copy, arranged, "setitem");
   });
 }
 
