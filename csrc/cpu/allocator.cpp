@@ -9,6 +9,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #endif
 
 namespace ember::cpu {
@@ -33,7 +34,24 @@ size_t size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+// The most memory this machine can ever back: its RAM and swap (Linux). A request past
+// it fails at once, as out of memory: where the kernel overcommits, malloc would hand out
+// the address space and the process be killed when the pages are touched.
+size_t backing_limit() {
+#if defined(__linux__)
+  static const size_t limit = [] {
+    struct sysinfo info {};
+    if (sysinfo(&info) != 0) return ~size_t(0);
+    return (size_t(info.totalram) + size_t(info.totalswap)) * size_t(info.mem_unit);
+  }();
+  return limit;
+#else
+  return ~size_t(0);
+#endif
+}
+
 void* os_alloc(size_t size) {
+  if (size > backing_limit()) return nullptr;
   if (size < kHuge) return std::aligned_alloc(kAlign, size);
   void* p = std::aligned_alloc(kHugePage, size);  // size is a multiple of kHugePage
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
