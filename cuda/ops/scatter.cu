@@ -1,7 +1,10 @@
 // scatter and scatter_add: one thread per row of the other dims, which walks its ids in
 // order, so that results are deterministic (the last repeated id wins; adds sum in index
-// order) and no atomics are needed: rows write disjoint elements.
+// order) and no atomics are needed: rows write disjoint elements. A set whose ids are the
+// same for every row (t[ids] = rows) finds each slice's last writer first, then writes
+// every element at once.
 #include "common.cuh"
+#include "rows.cuh"
 
 namespace ember::cuda {
 
@@ -34,6 +37,30 @@ __global__ void scatter_kernel(T* dst, const I* ids, const T* src, int64_t n, Sc
       T& o = dst[off[0] + int64_t(ids[off[1] + k * p.ids_stride]) * p.dst_stride];
       o = combine<c>(o, src[off[2] + k * p.src_stride]);
     }
+  }
+}
+
+// Slices (ids the same for every row: t[ids] = rows, index_copy), set, not added: each
+// destination slice keeps the last id that names it, so the writes may all run at once.
+template <typename I>
+__global__ void last_writers(const I* ids, int64_t len, int64_t stride, long long* winner) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < len;
+       k += int64_t(gridDim.x) * blockDim.x)
+    atomicMax(&winner[int64_t(ids[k * stride])], (long long)k);
+}
+
+template <typename T, typename I>
+__global__ void scatter_slices(T* dst, const I* ids, const T* src, int64_t rows,
+                               const long long* winner, ScatterParams p) {
+  const int64_t total = rows * p.len;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = i / rows, r = i - k * rows;  // neighbouring threads: one slice
+    const int64_t id = int64_t(ids[p.rows.offset[1] + k * p.ids_stride]);
+    if (winner[id] != k) continue;
+    int64_t off[3];
+    walk_offsets(p.rows, r, off);
+    dst[off[0] + id * p.dst_stride] = src[off[2] + k * p.src_stride];
   }
 }
 
@@ -79,6 +106,26 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
   p.src_stride = src_layout.strides()[size_t(dim)];
   const int64_t n = ids_layout.numel() / p.len;
   GpuScope scope(cuda().gpu());
+  bool slices = !accumulate;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (int64_t(d) != dim && shape[d] > 1 && ids_layout.strides()[d] != 0) slices = false;
+  if (slices) {
+    const int64_t size = dst_layout.shape()[size_t(dim)];
+    Scratch winner(cuda(), size_t(size) * sizeof(long long));
+    check(cudaMemsetAsync(winner.as<void>(), 0xff, size_t(size) * sizeof(long long), stream()),
+          "cudaMemsetAsync", &cuda());
+    dispatch_scatter(dtype_, ids.dtype(), false, [&](auto t, auto i, auto) {
+      using T = decltype(t);
+      using I = decltype(i);
+      const I* id = as_cuda(ids).ptr<I>() + il.offset();
+      last_writers<I><<<grid_for(p.len), kBlock, 0, stream()>>>(id, p.len, p.ids_stride,
+                                                                winner.as<long long>());
+      scatter_slices<T, I><<<grid_for(n * p.len), kBlock, 0, stream()>>>(
+          ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, winner.as<long long>(), p);
+    });
+    cuda().check_launch("scatter");
+    return;
+  }
   dispatch_scatter(dtype_, ids.dtype(), accumulate, [&](auto t, auto i, auto c) {
     using T = decltype(t);
     using I = decltype(i);

@@ -42,7 +42,8 @@ if has sanitize || has memcheck || has racecheck; then
     has sanitize || has "$tool" || continue
     files="tests/test_cuda.py tests/test_op_table.py tests/test_events.py tests/test_division.py"
     files+=" tests/test_copy_and_pinned.py tests/test_sort.py tests/test_scan.py tests/test_scatter.py"
-    files+=" tests/test_atan2_randint.py tests/test_interpolate.py"
+    files+=" tests/test_atan2_randint.py tests/test_interpolate.py tests/test_masks.py"
+    files+=" tests/test_index_arrays.py"
     only=()
     if [ "$tool" = racecheck ]; then
       # racecheck checks shared memory. Only ember's kernels are instrumented: cuBLAS's
