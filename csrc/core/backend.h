@@ -153,6 +153,10 @@ class BackendDevice : public std::enable_shared_from_this<BackendDevice> {
 
 using DevicePtr = std::shared_ptr<BackendDevice>;
 
+// The most dims of a mask whose coordinates the backends' nonzero writes itself (Metal's
+// parameter structs hold 8); core computes them for masks of more.
+constexpr int64_t kNonzeroMaxDims = 8;
+
 // A buffer of `numel` elements on one device. Ops read inputs through their
 // Layouts (so views need no copies) and write into `dst` through its Layout.
 // dst never overlaps an input unless it is exactly the same view of it.
@@ -207,11 +211,13 @@ class BackendStorage {
   // shape and dtype (core casts to the result dtype first). Integers wrap around; 16-bit
   // floats accumulate in float32.
   virtual void scan(ScanOp op, const Layout& src, BackendStorage& dst) const = 0;
-  // The flat positions of src's non-zero bytes, in order, into contiguous int64 dst. src is
-  // a contiguous 1-D bool Layout; core counted its true elements first (the op's one read
-  // of a count to the host) and sized dst to that count. A backend writes no more than
-  // dst.numel() positions, whatever src holds.
-  virtual void nonzero(const Layout& src, BackendStorage& dst) const = 0;
+  // The positions of src's non-zero bytes, in row-major order, into contiguous int64 dst.
+  // src is a contiguous bool Layout of the mask's shape; core counted its true elements
+  // first (the op's one read of a count to the host) and sized dst for them: `count`
+  // flat positions, or with `coordinates` (src.ndim() <= kNonzeroMaxDims) `count` rows of
+  // src.ndim() coordinates. A backend writes no more than dst.numel() values, whatever
+  // src holds.
+  virtual void nonzero(const Layout& src, bool coordinates, BackendStorage& dst) const = 0;
   // Stable sort of each row (the last dim) of src: the values into contiguous `values`
   // (src's shape and dtype), each one's position in its row into contiguous int64
   // `indices`. NaN sorts above every number (first when descending); -0.0 equals 0.0;
@@ -236,10 +242,11 @@ class BackendStorage {
   // this[..][ids[i][j][k]][..] = src[i][j][k] for dim 1 (+= when `accumulate`; bool adds
   // are logical or), in place through dst_layout. ids and src share ids' shape, ids are
   // range-checked. Deterministic: each position of the other dims walks dim in order, so
-  // the last repeated id wins and adds sum in index order.
+  // the last repeated id wins and adds sum in index order. `unique_ids`: core knows the
+  // ids hold no repeats along dim (a mask's positions), so the writes may go in any order.
   virtual void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                        const Layout& ids_layout, const BackendStorage& src,
-                       const Layout& src_layout, bool accumulate) = 0;
+                       const Layout& src_layout, bool accumulate, bool unique_ids) = 0;
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend
@@ -284,7 +291,7 @@ inline void read_to_host(const BackendStorage& s, void* dst) {
       const override;                                                                              \
   void softmax(const Layout& src, bool log, BackendStorage& dst) const override;                   \
   void scan(ScanOp op, const Layout& src, BackendStorage& dst) const override;                     \
-  void nonzero(const Layout& src, BackendStorage& dst) const override;                             \
+  void nonzero(const Layout& src, bool coordinates, BackendStorage& dst) const override;           \
   void sort(const Layout& src, bool descending, BackendStorage& values, BackendStorage& indices)   \
       const override;                                                                              \
   void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,              \
@@ -298,7 +305,7 @@ inline void read_to_host(const BackendStorage& s, void* dst) {
               BackendStorage& dst) const override;                                                 \
   void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,                   \
                const Layout& ids_layout, const BackendStorage& src, const Layout& src_layout,      \
-               bool accumulate) override;
+               bool accumulate, bool unique_ids) override;
 
 // What core knows of a device kind, whether or not its backend is built into this ember:
 // each backend folder always compiles its description (kind.cpp), its factory only when

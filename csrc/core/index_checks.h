@@ -22,7 +22,8 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids);
 // The write select_checked reads: dst[..., ids[i], ...] = src[..., i, ...] along d, in
 // place, by the backends' scatter (the last of repeated ids wins). ids 1-D and checked;
 // src has dst's shape with ids.numel() at d, any layout and dtype (cast to dst's).
+// unique_ids: ids hold no repeats (a mask's positions), so the writes need no order.
 void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
-                 const Tensor& src);
+                 const Tensor& src, bool unique_ids = false);
 
 }  // namespace ember::index_checks

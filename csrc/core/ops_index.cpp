@@ -90,7 +90,7 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
 }
 
 void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
-                 const Tensor& src) {
+                 const Tensor& src, bool unique_ids) {
   if (ids.numel() == 0) return;
   check_writable(op, dst);
   Shape line(size_t(dst.ndim()), 1), want = dst.shape();
@@ -101,7 +101,7 @@ void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids
   if (values.storage() == dst.storage()) values = clone(values);  // read before any write
   StorageLocks locks(op, {spread.storage().get(), values.storage().get()}, {dst.storage().get()});
   dst.storage()->impl().scatter(dst.layout(), d, spread.storage()->impl(), spread.layout(),
-                                values.storage()->impl(), values.layout(), false);
+                                values.storage()->impl(), values.layout(), false, unique_ids);
 }
 
 }  // namespace index_checks

@@ -18,17 +18,19 @@ namespace {
 }
 
 // The row-major positions of t's non-zero elements, int64 on t's device: the count is
-// read to the host, then the backend writes exactly that many positions.
-Tensor true_positions(const char* op, const Tensor& t) {
+// read to the host, then the backend writes exactly that many positions, flat (count,) or
+// with `coordinates` as (count, t.ndim()).
+Tensor true_positions(const char* op, const Tensor& t, bool coordinates = false) {
   if (!t.device()->supports_dtype(DType::I64))
     throw_unsupported_dtype(op, DType::I64, t.device(), "positions are int64");
   const Tensor mask = contiguous(as_bool(t));
   int64_t count = 0;
   if (mask.numel() > 0) to_host(reduce(ReduceOp::Sum, mask, {}, false), &count);
-  Tensor out = empty({count}, DType::I64, mask.device(), op);
+  Tensor out = coordinates ? empty({count, t.ndim()}, DType::I64, mask.device(), op)
+                           : empty({count}, DType::I64, mask.device(), op);
   if (count > 0) {
     StorageLocks locks(op, {mask.storage().get()}, {out.storage().get()});
-    mask.storage()->impl().nonzero(Layout({mask.numel()}, {1}, mask.layout().offset()),
+    mask.storage()->impl().nonzero(Layout(mask.shape(), mask.layout().offset()), coordinates,
                                    out.storage()->impl());
   }
   return out;
@@ -76,6 +78,7 @@ Shape rest_of(const Tensor& t, const Tensor& mask) {
 }  // namespace
 
 Tensor nonzero(const Tensor& t) {
+  if (t.ndim() >= 2 && t.ndim() <= kNonzeroMaxDims) return true_positions("nonzero", t, true);
   const Tensor flat = true_positions("nonzero", t);
   const int64_t count = flat.numel();
   if (t.ndim() == 0) return empty({count, 0}, DType::I64, t.device(), "nonzero");
@@ -86,8 +89,14 @@ Tensor nonzero(const Tensor& t) {
 
 std::vector<Tensor> nonzero_tuple(const Tensor& t) {
   // A 0-d tensor counts as 1-d here, as in PyTorch: one column of its one position.
-  const Tensor flat = true_positions("nonzero", t);
-  return coordinates(flat, t.ndim() == 0 ? Shape{1} : t.shape());
+  if (t.ndim() < 2) return {true_positions("nonzero", t)};
+  if (t.ndim() <= kNonzeroMaxDims) {
+    const Tensor rows = true_positions("nonzero", t, true);  // (count, ndim): its columns
+    std::vector<Tensor> cols;
+    for (int64_t d = 0; d < t.ndim(); ++d) cols.push_back(select(rows, 1, d));
+    return cols;
+  }
+  return coordinates(true_positions("nonzero", t), t.shape());
 }
 
 Tensor count_nonzero(const Tensor& t, const Dims& dims) {
@@ -147,11 +156,11 @@ void mask_write(const Tensor& t, const Tensor& mask, const Tensor& value_in) {
   if (!t.layout().try_reshape(rows, &rows_layout)) {
     // t's masked dims do not merge into one: write through a copy of t's rows.
     const Tensor copy = reshape(contiguous(t), rows);
-    index_checks::put_checked(op, copy, 0, at, value);
+    index_checks::put_checked(op, copy, 0, at, value, true);
     copy_into(reshape(copy, t.shape()), t, op);
     return;
   }
-  index_checks::put_checked(op, t.view_as(rows_layout), 0, at, value);
+  index_checks::put_checked(op, t.view_as(rows_layout), 0, at, value, true);
 }
 
 }  // namespace ember

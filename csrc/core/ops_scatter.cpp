@@ -48,7 +48,7 @@ void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids_in, const T
   const Layout src_view(ids.shape(), src.layout().strides(), src.layout().offset());
   StorageLocks locks(__func__, {ids.storage().get(), src.storage().get()}, {dst.storage().get()});
   dst.storage()->impl().scatter(dst.layout(), d, ids.storage()->impl(), ids.layout(),
-                                src.storage()->impl(), src_view, accumulate);
+                                src.storage()->impl(), src_view, accumulate, false);
 }
 
 // The tensor an op writes: t itself (checked writable) or a fresh copy of it.

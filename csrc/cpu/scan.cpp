@@ -71,8 +71,9 @@ int64_t write_true(const uint8_t* mask, int64_t lo, int64_t hi, int64_t* out, in
 
 }  // namespace
 
-void CpuStorage::nonzero(const Layout& src, BackendStorage& dst) const {
-  const int64_t n = src.numel(), limit = dst.numel();
+void CpuStorage::nonzero(const Layout& src, bool coordinates, BackendStorage& dst) const {
+  const int64_t n = src.numel(), nd = coordinates ? src.ndim() : 1;
+  const int64_t limit = dst.numel() / std::max<int64_t>(nd, 1);
   const uint8_t* mask = ptr<uint8_t>() + src.offset();
   int64_t* out = as_cpu(dst).ptr<int64_t>();
   // Chunks fixed before either pass, a few per thread so that uneven densities balance:
@@ -86,11 +87,43 @@ void CpuStorage::nonzero(const Layout& src, BackendStorage& dst) const {
       first[size_t(c) + 1] = count_true(mask, c * per, std::min(n, (c + 1) * per));
   });
   for (int64_t c = 0; c < chunks; ++c) first[size_t(c) + 1] += first[size_t(c)];
+  const Shape& shape = src.shape();
   parallel_for(chunks, 1, [&](int64_t lo, int64_t hi) {
+    constexpr int64_t kBuffer = 1024;
+    int64_t flat[kBuffer];
     for (int64_t c = lo; c < hi; ++c) {
-      const int64_t at = std::min(first[size_t(c)], limit);
-      const int64_t room = std::min(first[size_t(c) + 1], limit) - at;
-      if (room > 0) write_true(mask, c * per, std::min(n, (c + 1) * per), out + at, room);
+      int64_t at = std::min(first[size_t(c)], limit);
+      const int64_t end = std::min(first[size_t(c) + 1], limit);
+      if (nd == 1) {
+        if (end > at) write_true(mask, c * per, std::min(n, (c + 1) * per), out + at, end - at);
+        continue;
+      }
+      // Coordinates: positions into a buffer, then each unravelled; the outer coordinates
+      // change only when a position leaves the current row, so most take no division.
+      const int64_t last = shape[size_t(nd - 1)];
+      int64_t row_start = 0, row_end = 0, outer[kNonzeroMaxDims] = {};
+      int64_t i = c * per;
+      const int64_t stop = std::min(n, (c + 1) * per);
+      while (at < end && i < stop) {
+        const int64_t step = std::min(kBuffer, stop - i);
+        const int64_t got = write_true(mask, i, i + step, flat, std::min(kBuffer, end - at));
+        i += step;
+        for (int64_t q = 0; q < got; ++q, ++at) {
+          const int64_t p = flat[q];
+          if (p >= row_end) {
+            int64_t row = p / last;
+            row_start = row * last;
+            row_end = row_start + last;
+            for (int64_t d = nd - 2; d >= 0; --d) {
+              outer[d] = row % shape[size_t(d)];
+              row /= shape[size_t(d)];
+            }
+          }
+          int64_t* o = out + at * nd;
+          for (int64_t d = 0; d < nd - 1; ++d) o[d] = outer[d];
+          o[nd - 1] = p - row_start;
+        }
+      }
     }
   });
 }

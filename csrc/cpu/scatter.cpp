@@ -42,7 +42,7 @@ void base_offsets(int64_t p, const Shape& shape, int64_t dim, const Layout* cons
 
 void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                          const Layout& ids_layout, const BackendStorage& src,
-                         const Layout& src_layout, bool accumulate) {
+                         const Layout& src_layout, bool accumulate, bool unique_ids) {
   const Shape& shape = ids_layout.shape();
   const int64_t len = shape[size_t(dim)];
   if (ids_layout.numel() == 0) return;
@@ -108,6 +108,15 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
                        }
                      }
                    });
+      return;
+    }
+    if (unique_ids && rows == 1) {  // no id repeats: a 1-D write splits across threads
+      int64_t off[3];
+      base_offsets(0, shape, dim, ls, off);
+      parallel_for(len, kParallelGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k)
+          put(out[off[0] + id_at(id, off[1] + k * is) * ds], in[off[2] + k * ss]);
+      });
       return;
     }
     // Each row (a position of the other dims) writes its own elements: rows run in

@@ -91,6 +91,53 @@ __global__ void map2_strided(const T* a, const T* b, Out* o, int64_t n, Walk<3> 
   }
 }
 
+// A dense triple (where's condition and branches) where any input may be one value
+// broadcast: vector loads of each dense input, the one values held in registers.
+template <typename A, typename B, typename C, typename Out>
+constexpr int triple_width() {
+  return pair_width<A, Out>() < pair_width<B, C>() ? pair_width<A, Out>() : pair_width<B, C>();
+}
+
+template <typename T, int V>
+__device__ __forceinline__ Vec<T, V> load_or_one(const T* p, int64_t i, bool one, T v0) {
+  Vec<T, V> x;
+  if (one) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) x.v[k] = v0;
+  } else {
+    x = reinterpret_cast<const Vec<T, V>*>(p)[i];
+  }
+  return x;
+}
+
+template <typename A, typename B, typename C, typename Out, typename F>
+__global__ void map3_dense(const A* a, const B* b, const C* c, Out* o, int64_t n, bool a_one,
+                           bool b_one, bool c_one, bool vec, F f) {
+  constexpr int V = triple_width<A, B, C, Out>();
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  int64_t head = 0;
+  if (vec) {
+    const int64_t nv = n / V;
+    auto ov = reinterpret_cast<Vec<Out, V>*>(o);
+    const A a0 = a[0];
+    const B b0 = b[0];
+    const C c0 = c[0];
+    for (int64_t i = tid; i < nv; i += step) {
+      const Vec<A, V> x = load_or_one<A, V>(a, i, a_one, a0);
+      const Vec<B, V> y = load_or_one<B, V>(b, i, b_one, b0);
+      const Vec<C, V> z = load_or_one<C, V>(c, i, c_one, c0);
+      Vec<Out, V> r;
+#pragma unroll
+      for (int k = 0; k < V; ++k) r.v[k] = f(x.v[k], y.v[k], z.v[k]);
+      ov[i] = r;
+    }
+    head = nv * V;
+  }
+  for (int64_t i = head + tid; i < n; i += step)
+    o[i] = f(a[a_one ? 0 : i], b[b_one ? 0 : i], c[c_one ? 0 : i]);
+}
+
 template <typename A, typename B, typename C, typename Out, typename F>
 __global__ void map3_strided(const A* a, const B* b, const C* c, Out* o, int64_t n, Walk<4> w,
                              F f) {
@@ -157,8 +204,23 @@ void launch_map3(const char* op, const CudaDevice& dev, const A* a, const Layout
   const int64_t n = dst.numel();
   if (n == 0) return;
   GpuScope scope(dev.gpu());
-  Walk<4> w = make_walk<4>(op, dst.shape(), {&la, &lb, &lc, &dst});
-  map3_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
+  const bool a_one = is_one_value(la) && n > 1, b_one = is_one_value(lb) && n > 1,
+             c_one = is_one_value(lc) && n > 1;
+  if ((a_one || la.is_contiguous()) && (b_one || lb.is_contiguous()) &&
+      (c_one || lc.is_contiguous()) && dst.is_contiguous()) {
+    const A* pa = a + la.offset();
+    const B* pb = b + lb.offset();
+    const C* pc = c + lc.offset();
+    Out* o = out + dst.offset();
+    const bool vec = (a_one || aligned16(pa)) && (b_one || aligned16(pb)) &&
+                     (c_one || aligned16(pc)) && aligned16(o);
+    constexpr int V = triple_width<A, B, C, Out>();
+    map3_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(pa, pb, pc, o, n, a_one, b_one, c_one,
+                                                            vec, f);
+  } else {
+    Walk<4> w = make_walk<4>(op, dst.shape(), {&la, &lb, &lc, &dst});
+    map3_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
+  }
   dev.check_launch(op);
 }
 

@@ -1,5 +1,7 @@
-// index_select and gather: one thread per output element; the data moves as bits (one
-// kernel per element width and ids dtype: int64, uint32 or uint8).
+// index_select and gather: the data moves as bits (one kernel per element width and ids
+// dtype: int64, uint32 or uint8). index_select of rows copies each row with a block and
+// vector loads, along the last dim it needs no division per element; other layouts and
+// gather take one thread per output element.
 #include "common.cuh"
 
 namespace ember::cuda {
@@ -40,6 +42,55 @@ __global__ void gather_kernel(const B* src, const I* ids, B* dst, int64_t n, Wal
   }
 }
 
+// index_select as rows: src viewed as (outer, dim, inner) with the inner block contiguous
+// and the outer dims one stride. Each output row (o, j) is src's row (o, ids[j]): a block
+// copies it with 16-byte vectors where it can (kRowsVec), else element by element.
+struct RowsParams {
+  int64_t outer, nsel, inner, outer_stride, dim_stride, ids_offset, ids_stride;
+};
+
+template <typename B, typename I, bool kVec>
+__global__ void select_rows(const B* src, const I* ids, B* dst, RowsParams p) {
+  constexpr int V = kVec ? vec_width<B>() : 1;
+  using W = Vec<B, V>;
+  const int64_t rows = p.outer * p.nsel, width = p.inner / V;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t o = r / p.nsel, j = r - o * p.nsel;
+    const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
+    const W* from = reinterpret_cast<const W*>(src + o * p.outer_stride + id * p.dim_stride);
+    W* to = reinterpret_cast<W*>(dst + r * p.inner);
+    for (int64_t k = threadIdx.x; k < width; k += blockDim.x) to[k] = from[k];
+  }
+}
+
+// index_select along the last dim (inner == 1): output (o, j) = src[o, ids[j]], rows of
+// the output along grid y, ids along x, no division per element.
+template <typename B, typename I>
+__global__ void select_last(const B* src, const I* ids, B* dst, RowsParams p) {
+  for (int64_t o = blockIdx.y; o < p.outer; o += gridDim.y) {
+    const B* row = src + o * p.outer_stride;
+    for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < p.nsel;
+         j += int64_t(gridDim.x) * blockDim.x)
+      dst[o * p.nsel + j] = row[int64_t(ids[p.ids_offset + j * p.ids_stride]) * p.dim_stride];
+  }
+}
+
+// Whether dims [lo, hi) of `l` merge into one run of stride `*stride` (size-1 dims skip).
+bool merges(const Layout& l, int64_t lo, int64_t hi, int64_t* stride) {
+  bool first = true;
+  int64_t expect = 0;  // strides may be negative (a reversed view)
+  *stride = 0;
+  for (int64_t d = hi - 1; d >= lo; --d) {
+    if (l.dim(d) == 1) continue;
+    const int64_t st = l.strides()[size_t(d)];
+    if (!first && st != expect) return false;
+    if (first) *stride = st;
+    first = false;
+    expect = st * l.dim(d);
+  }
+  return true;
+}
+
 // Calls f(B{}, I{}): the data's bit width and the ids' type.
 template <typename F>
 void dispatch_index(DType data, DType ids, F&& f) {
@@ -71,6 +122,46 @@ void CudaStorage::index_select(const Layout& src, int64_t dim, const BackendStor
   p.inner = 1;
   for (size_t d = size_t(dim) + 1; d < out.size(); ++d) p.inner *= out[d];
   GpuScope scope(cuda().gpu());
+  RowsParams rp{};
+  int64_t inner_stride = 0;
+  rp.outer = 1;
+  for (int64_t d = 0; d < dim; ++d) rp.outer *= out[size_t(d)];
+  rp.nsel = p.nsel;
+  rp.inner = p.inner;
+  rp.dim_stride = p.dim_stride;
+  rp.ids_offset = p.ids_offset;
+  rp.ids_stride = p.ids_stride;
+  const bool rows = merges(src, 0, dim, &rp.outer_stride) &&
+                    merges(src, dim + 1, src.ndim(), &inner_stride) &&
+                    (p.inner == 1 || inner_stride == 1);
+  if (rows) {
+    dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
+      using B = decltype(b);
+      using I = decltype(i);
+      const B* base = ptr<B>() + src.offset();
+      B* out_p = as_cuda(dst).ptr<B>();
+      if (p.inner == 1) {
+        const dim3 grid(unsigned(std::min<int64_t>((p.nsel + kBlock - 1) / kBlock, 1 << 16)),
+                        unsigned(std::min<int64_t>(rp.outer, 65535)));
+        select_last<B, I><<<grid, kBlock, 0, stream()>>>(base, as_cuda(ids).ptr<I>(), out_p, rp);
+        return;
+      }
+      constexpr int64_t V = vec_width<B>();
+      const bool vec = aligned16(base) && aligned16(out_p) && p.inner % V == 0 &&
+                       rp.outer_stride % V == 0 && rp.dim_stride % V == 0;
+      const int64_t per_row = vec ? p.inner / V : p.inner;
+      const int threads = int(std::min<int64_t>(kBlock, std::max<int64_t>(32, per_row)));
+      const unsigned blocks = unsigned(std::min<int64_t>(rp.outer * rp.nsel, int64_t(1) << 30));
+      if (vec)
+        select_rows<B, I, true><<<blocks, threads, 0, stream()>>>(base, as_cuda(ids).ptr<I>(),
+                                                                  out_p, rp);
+      else
+        select_rows<B, I, false><<<blocks, threads, 0, stream()>>>(base, as_cuda(ids).ptr<I>(),
+                                                                   out_p, rp);
+    });
+    cuda().check_launch("index_select");
+    return;
+  }
   dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
     using B = decltype(b);
     using I = decltype(i);

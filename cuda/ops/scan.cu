@@ -7,6 +7,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <iterator>
+#include <optional>
 
 #include "common.cuh"
 #include "rows.cuh"
@@ -118,16 +119,42 @@ class BoundedPositions {
   int64_t limit_;
 };
 
+// A mask's shape, for the coordinates of its positions.
+struct MaskShape {
+  int64_t dims[kNonzeroMaxDims];
+  int ndim;
+};
+
+// Each flat position as a row of coordinates (torch does the same second pass).
+__global__ void unravel(const int64_t* flat, int64_t count, MaskShape shape, int64_t* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t v = flat[i];
+    int64_t* row = out + i * shape.ndim;
+    for (int d = shape.ndim - 1; d > 0; --d) {
+      const int64_t q = v / shape.dims[d];
+      row[d] = v - q * shape.dims[d];
+      v = q;
+    }
+    row[0] = v;
+  }
+}
+
 }  // namespace
 
-void CudaStorage::nonzero(const Layout& src, BackendStorage& dst) const {
-  const int64_t n = src.numel(), limit = dst.numel();
+void CudaStorage::nonzero(const Layout& src, bool coordinates, BackendStorage& dst) const {
+  const int64_t n = src.numel(), nd = coordinates ? src.ndim() : 1;
+  const int64_t limit = dst.numel() / nd;
   if (n == 0 || limit == 0) return;
   GpuScope scope(cuda().gpu());
   CudaDevice& dev = cuda();
   const uint8_t* flags = ptr<uint8_t>() + src.offset();
   const thrust::counting_iterator<int64_t> positions(0);
-  const BoundedPositions out(as_cuda(dst).ptr<int64_t>(), limit);
+  // Coordinates: the flat positions into scratch first, then unravelled.
+  std::optional<Scratch> flat;
+  if (coordinates) flat.emplace(dev, size_t(limit) * sizeof(int64_t));
+  int64_t* into = coordinates ? flat->as<int64_t>() : as_cuda(dst).ptr<int64_t>();
+  const BoundedPositions out(into, limit);
   Scratch selected(dev, sizeof(int64_t));
   auto run = [&](void* temp, size_t& bytes) {
     return cub::DeviceSelect::Flagged(temp, bytes, positions, flags, out,
@@ -137,6 +164,13 @@ void CudaStorage::nonzero(const Layout& src, BackendStorage& dst) const {
   check(run(nullptr, bytes), "cub::DeviceSelect::Flagged (temporary storage size)", &dev);
   Scratch temp(dev, std::max<size_t>(bytes, 1));
   check(run(temp.as<void>(), bytes), "cub::DeviceSelect::Flagged", &dev);
+  if (coordinates) {
+    MaskShape shape{};
+    shape.ndim = int(nd);
+    for (int d = 0; d < shape.ndim; ++d) shape.dims[d] = src.dim(d);
+    unravel<<<grid_for(limit), kBlock, 0, stream()>>>(into, limit, shape,
+                                                      as_cuda(dst).ptr<int64_t>());
+  }
   dev.check_launch("nonzero");
 }
 

@@ -49,18 +49,31 @@ __global__ void last_writers(const I* ids, int64_t len, int64_t stride, long lon
     atomicMax(&winner[int64_t(ids[k * stride])], (long long)k);
 }
 
+// One position per slice (a 1-D write): a thread per id.
+template <typename T, typename I>
+__global__ void scatter_elements(T* dst, const I* ids, const T* src, const long long* winner,
+                                 ScatterParams p) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < p.len;
+       k += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t id = int64_t(ids[p.rows.offset[1] + k * p.ids_stride]);
+    if (!winner || winner[id] == k)
+      dst[p.rows.offset[0] + id * p.dst_stride] = src[p.rows.offset[2] + k * p.src_stride];
+  }
+}
+
+// Ids along grid y, each slice's positions along x (neighbouring threads: one slice).
 template <typename T, typename I>
 __global__ void scatter_slices(T* dst, const I* ids, const T* src, int64_t rows,
                                const long long* winner, ScatterParams p) {
-  const int64_t total = rows * p.len;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t k = i / rows, r = i - k * rows;  // neighbouring threads: one slice
+  for (int64_t k = blockIdx.y; k < p.len; k += gridDim.y) {
     const int64_t id = int64_t(ids[p.rows.offset[1] + k * p.ids_stride]);
-    if (winner[id] != k) continue;
-    int64_t off[3];
-    walk_offsets(p.rows, r, off);
-    dst[off[0] + id * p.dst_stride] = src[off[2] + k * p.src_stride];
+    if (winner && winner[id] != k) continue;  // a later id writes this slice
+    for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows;
+         r += int64_t(gridDim.x) * blockDim.x) {
+      int64_t off[3];
+      walk_offsets(p.rows, r, off);
+      dst[off[0] + id * p.dst_stride] = src[off[2] + k * p.src_stride];
+    }
   }
 }
 
@@ -91,7 +104,7 @@ void dispatch_scatter(DType data, DType ids, bool accumulate, F&& f) {
 
 void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                           const Layout& ids_layout, const BackendStorage& src,
-                          const Layout& src_layout, bool accumulate) {
+                          const Layout& src_layout, bool accumulate, bool unique_ids) {
   const Shape& shape = ids_layout.shape();
   if (ids_layout.numel() == 0) return;
   Shape rows = shape;
@@ -110,18 +123,28 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
   for (size_t d = 0; d < shape.size(); ++d)
     if (int64_t(d) != dim && shape[d] > 1 && ids_layout.strides()[d] != 0) slices = false;
   if (slices) {
-    const int64_t size = dst_layout.shape()[size_t(dim)];
-    Scratch winner(cuda(), size_t(size) * sizeof(long long));
-    check(cudaMemsetAsync(winner.as<void>(), 0xff, size_t(size) * sizeof(long long), stream()),
-          "cudaMemsetAsync", &cuda());
+    // Repeated ids need each slice's last writer; unique ones (a mask's) write at once.
+    const int64_t size = unique_ids ? 0 : dst_layout.shape()[size_t(dim)];
+    Scratch winner(cuda(), std::max<size_t>(1, size_t(size) * sizeof(long long)));
+    long long* last = unique_ids ? nullptr : winner.as<long long>();
+    if (!unique_ids)
+      check(cudaMemsetAsync(last, 0xff, size_t(size) * sizeof(long long), stream()),
+            "cudaMemsetAsync", &cuda());
     dispatch_scatter(dtype_, ids.dtype(), false, [&](auto t, auto i, auto) {
       using T = decltype(t);
       using I = decltype(i);
       const I* id = as_cuda(ids).ptr<I>() + il.offset();
-      last_writers<I><<<grid_for(p.len), kBlock, 0, stream()>>>(id, p.len, p.ids_stride,
-                                                                winner.as<long long>());
-      scatter_slices<T, I><<<grid_for(n * p.len), kBlock, 0, stream()>>>(
-          ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, winner.as<long long>(), p);
+      if (last)
+        last_writers<I><<<grid_for(p.len), kBlock, 0, stream()>>>(id, p.len, p.ids_stride, last);
+      if (n == 1) {
+        scatter_elements<T, I><<<grid_for(p.len), kBlock, 0, stream()>>>(
+            ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), last, p);
+        return;
+      }
+      const dim3 grid(unsigned(std::min<int64_t>((n + kBlock - 1) / kBlock, 1 << 16)),
+                      unsigned(std::min<int64_t>(p.len, 65535)));
+      scatter_slices<T, I><<<grid, kBlock, 0, stream()>>>(
+          ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, last, p);
     });
     cuda().check_launch("scatter");
     return;

@@ -33,11 +33,13 @@ void MetalStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const
   }
 }
 
-void MetalStorage::nonzero(const Layout& src, BackendStorage& dst) const {
+void MetalStorage::nonzero(const Layout& src, bool coordinates, BackendStorage& dst) const {
   NonzeroKParams p{};
   p.n = src.numel();
   p.offset = src.offset();
-  p.limit = dst.numel();
+  p.ndim = coordinates ? uint32_t(src.ndim()) : 1;
+  for (int64_t d = 0; coordinates && d < src.ndim(); ++d) p.shape[d] = src.dim(d);
+  p.limit = dst.numel() / p.ndim;
   if (p.n == 0 || p.limit == 0) return;
   const uint32_t group =
       power_of_two_group(metal(), "scan", "scan_nonzero_write_i64", EMBER_REDUCE_GROUP);

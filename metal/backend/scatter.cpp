@@ -27,7 +27,9 @@ Layout rows_of(const Layout& l, const Shape& shape, int64_t dim) {
 
 void MetalStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                            const Layout& ids_layout, const BackendStorage& src,
-                           const Layout& src_layout, bool accumulate) {
+                           const Layout& src_layout, bool accumulate, bool /*unique_ids*/) {
+  // One lane per row of the other dims, whatever the ids: a 1-D write is one lane's walk
+  // (a kernel with a lane per id for unique ids is still to come here).
   const Shape& shape = ids_layout.shape();
   if (ids_layout.numel() == 0) return;
   ScatterKParams p{};

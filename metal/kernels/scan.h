@@ -18,12 +18,16 @@ struct ScanKParams {
 // nonzero's compaction of a contiguous bool mask (src's bytes from `offset`, n of them):
 // threadgroup g covers `chunk` bytes from first_group + g, each lane a run of `per_lane`
 // of them. The count kernel writes each group's count of true bytes; the write kernel,
-// given their inclusive scan, writes each true byte's position, no more than `limit`.
+// given their inclusive scan, writes each true byte's position (flat, or its ndim
+// coordinates), no more than `limit` of them.
 struct NonzeroKParams {
   int64_t n;
   int64_t offset;
   int64_t per_lane;
   int64_t chunk;
-  int64_t limit;
+  int64_t limit;  // positions (rows of coordinates) dst holds
   int64_t first_group;
+  int64_t shape[EMBER_MAX_DIMS];  // the mask's, for coordinates
+  uint32_t ndim;                  // 1: flat positions; else coordinates over shape
+  uint32_t pad;
 };

@@ -141,8 +141,19 @@ kernel void nonzero_write(device const M* src [[buffer(0)]],
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
   int64_t at = totals[lane];
-  for (int64_t i = lo; i < hi && at < p.limit; ++i)
-    if (src[p.offset + i] != 0) dst[at++] = i;
+  for (int64_t i = lo; i < hi && at < p.limit; ++i) {
+    if (src[p.offset + i] == 0) continue;
+    if (p.ndim == 1) {
+      dst[at++] = i;
+      continue;
+    }
+    int64_t rest = i;
+    for (int d = int(p.ndim) - 1; d >= 0; --d) {
+      dst[at * int64_t(p.ndim) + d] = rest % p.shape[d];
+      rest /= p.shape[d];
+    }
+    ++at;
+  }
 }
 
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(scan_nonzero_count_i64, nonzero_count<uchar>))
