@@ -1,0 +1,415 @@
+// t[key] and t[key] = value (indexing.h): the key's checks, the view it makes, numpy's
+// placement of the arrays' dims, the gather of a read and the scatter of a write.
+#include "indexing.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "index_checks.h"
+
+namespace ember {
+
+namespace {
+
+using Kind = IndexItem::Kind;
+
+// An index form ember does not support (it may be valid numpy).
+[[noreturn]] void bad_index(const std::string& why) {
+  throw_invalid("index", why);
+}
+
+// A key that is no index at all: IndexError-class, as in numpy and PyTorch.
+[[noreturn]] void invalid_key(const std::string& why) {
+  throw Error(ErrorKind::InvalidIndex, "index: " + why).with("op", std::string("index"));
+}
+
+[[noreturn]] void id_out_of_range(const std::string& id, int64_t size, int64_t source_dim,
+                                  std::optional<int64_t> value) {
+  Error e(ErrorKind::IndexOutOfRange, "index " + id + " is out of range for dim " +
+                                          std::to_string(source_dim) +
+                                          (size >= 0 ? " of size " + std::to_string(size) : ""));
+  e.with("op", std::string("index")).with("dim", source_dim);
+  if (value) e.with("index", *value);
+  if (size >= 0) e.with("size", size);
+  throw e;
+}
+
+// A key item after the 0-d masks are lifted and the masks in a tuple expanded.
+struct Item {
+  Kind kind;
+  const IndexItem* src;       // Int, Slice
+  std::optional<Tensor> ids;  // Array
+  bool in_range = false;      // ids known to lie in [0, size): a mask's true positions
+};
+
+struct ParsedKey {
+  std::vector<Item> items;
+  int64_t consumed = 0;  // dims of the tensor that the key indexes explicitly
+};
+
+bool is_mask(const IndexItem& item) {
+  return item.kind == Kind::Bool ||
+         (item.kind == Kind::Array && item.array->dtype() == DType::Bool);
+}
+
+// An index array of t[key]: integers of any shape (a 0-d one acts as an int), on t's Device.
+const Tensor& checked_ids(const Tensor& t, const Tensor& ids) {
+  Storage::check_same_device("index", *t.storage(), *ids.storage());
+  if (ids.dtype() == DType::U8)
+    bad_index(
+        "a uint8 tensor is not an index here: a mask must be bool (mask.to(ember.bool)); for "
+        "uint8 indices use index_select");
+  if (dtype_is_float(ids.dtype()))
+    invalid_key(std::string("an index array must hold integers, not ") + dtype_name(ids.dtype()));
+  return ids;
+}
+
+// Dims of t an item consumes (an ellipsis: none here, counted apart).
+int64_t dims_consumed(const IndexItem& item) {
+  if (item.kind == Kind::Int || item.kind == Kind::Slice) return 1;
+  if (item.kind == Kind::Bool) return 0;
+  if (item.kind != Kind::Array) return 0;
+  return item.array->dtype() == DType::Bool ? item.array->ndim() : 1;
+}
+
+bool mask_value(const Tensor& t, const IndexItem& item) {
+  if (item.kind == Kind::Bool) return item.value != 0;
+  const Tensor& m = *item.array;
+  Storage::check_same_device("index", *t.storage(), *m.storage());
+  bool v = false;
+  to_host(m, &v);
+  return v;
+}
+
+// A 0-d mask in a tuple key is numpy's: an advanced index over a new dim of size 1, holding
+// that one position (True) or none (False). The key is rewritten to index a view with that
+// dim: the mask becomes an int64 array [0] or [].
+std::pair<Tensor, IndexKey> lift_scalar_masks(const Tensor& t, const IndexKey& key) {
+  IndexKey items = key;
+  Tensor view = t;
+  if (key.size() < 2) return {view, items};
+  for (size_t i = 0; i < items.size(); ++i) {
+    const bool scalar = items[i].kind == Kind::Bool ||
+                        (items[i].kind == Kind::Array && items[i].array->ndim() == 0 &&
+                         items[i].array->dtype() == DType::Bool);
+    if (!scalar) continue;
+    // its dim of the view: after the dims the items before it consume, or, past an
+    // ellipsis, before the dims the items after it consume
+    int64_t before = 0, after = 0;
+    bool past_ellipsis = false;
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (items[j].kind == Kind::Ellipsis) {
+        past_ellipsis = past_ellipsis || j < i;
+        continue;
+      }
+      if (j == i) continue;
+      (j < i ? before : after) += dims_consumed(items[j]);
+    }
+    const int64_t at = past_ellipsis ? view.ndim() - after : before;
+    if (at < 0 || at > view.ndim()) break;  // too many indices: parse says so
+    const int64_t n = mask_value(t, items[i]) ? 1 : 0;
+    const int64_t zero = 0;
+    items[i].kind = Kind::Array;
+    items[i].array = from_host(&zero, {n}, DType::I64, t.device());
+    view = unsqueeze(view, at);
+  }
+  return {view, items};
+}
+
+// A bool mask inside a tuple key stands for the integer arrays of its true positions, one
+// per dim it covers (numpy's rule); `first` is the first dim of t that it covers.
+void expand_mask(const Tensor& t, const Tensor& mask, int64_t first, ParsedKey& k) {
+  const Shape& ms = mask.shape();
+  bool fits = first + mask.ndim() <= t.ndim();
+  for (int64_t d = 0; fits && d < mask.ndim(); ++d)
+    fits = ms[size_t(d)] == t.shape()[size_t(first + d)];
+  if (!fits)
+    invalid_key("the mask's shape " + shape_str(ms) + " must match the dims " +
+                std::to_string(first) + ".. of the tensor's shape " + shape_str(t.shape()));
+  for (Tensor& c : nonzero_tuple(mask)) k.items.push_back({Kind::Array, nullptr, c, true});
+}
+
+ParsedKey parse(const Tensor& t, const IndexKey& key) {
+  int ellipses = 0;
+  int64_t consumed = 0;
+  for (const IndexItem& item : key) {
+    if (item.kind == Kind::Array) checked_ids(t, *item.array);  // every array, before use
+    ellipses += item.kind == Kind::Ellipsis;
+    consumed += dims_consumed(item);
+  }
+  if (ellipses > 1) invalid_key("an index can only have a single ellipsis ('...')");
+  if (consumed > t.ndim())
+    throw Error(ErrorKind::IndexOutOfRange,
+                "too many indices: the tensor has " + std::to_string(t.ndim()) +
+                    " dims but the index has " + std::to_string(consumed))
+        .with("op", std::string("index"));
+  ParsedKey k;
+  k.consumed = consumed;
+  int64_t source_dim = 0;
+  for (const IndexItem& item : key) {
+    if (item.kind == Kind::Array && item.array->dtype() == DType::Bool) {
+      if (item.array->ndim() == 0) bad_index("a 0-d mask reached expand_mask unlifted");
+      expand_mask(t, *item.array, source_dim, k);
+      source_dim += item.array->ndim();
+      continue;
+    }
+    source_dim += item.kind == Kind::Ellipsis ? t.ndim() - consumed
+                                              : int64_t(item.kind != Kind::NewAxis);
+    k.items.push_back({item.kind, &item, item.array, false});
+  }
+  return k;
+}
+
+bool advanced(const Item& item) {
+  return item.kind == Kind::Int || item.kind == Kind::Array;
+}
+
+// numpy counts ints as advanced indices too once an index array is present; when those
+// are not side by side in the key, the broadcast dims move to the front.
+bool arrays_lead(const ParsedKey& k) {
+  int64_t first = -1, last = -1, count = 0;
+  for (size_t i = 0; i < k.items.size(); ++i)
+    if (advanced(k.items[i])) {
+      if (first < 0) first = int64_t(i);
+      last = int64_t(i);
+      ++count;
+    }
+  return last - first + 1 != count;
+}
+
+// t[..., i, ...] on the result's dim `dim`, with errors naming the user's dim.
+Tensor select_int(const Tensor& r, int64_t dim, int64_t index, int64_t source_dim) {
+  const int64_t size = r.shape()[size_t(dim)];
+  if (index < -size || index >= size)
+    id_out_of_range(std::to_string(index), size, source_dim, index);
+  return select(r, dim, index);
+}
+
+// Python's slice bounds clipped to a dim of `size` (CPython's PySlice_AdjustIndices).
+Tensor apply_slice(const Tensor& t, int64_t dim, const IndexItem& s) {
+  const int64_t size = t.shape()[size_t(dim)], step = s.step;
+  const auto clip = [&](int64_t v) {
+    if (v < 0) {
+      v = v < -size ? -1 : v + size;  // no overflow at INT64_MIN
+      if (v < 0) v = step < 0 ? -1 : 0;
+    } else if (v >= size) {
+      v = step < 0 ? size - 1 : size;
+    }
+    return v;
+  };
+  return slice(t, dim, clip(s.start), clip(s.stop), step);
+}
+
+int64_t scalar_index(const Tensor& ids) {
+  int64_t v = 0;
+  to_host(to_dtype(ids, DType::I64), &v);
+  return v;
+}
+
+// Negative ids count from the end, as in numpy and PyTorch (index_select itself takes
+// [0, size) only); an id outside [-size, size) names the user's dim.
+Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
+  const bool is_signed = ids.dtype() == DType::I64 || ids.dtype() == DType::I32;
+  if (!is_signed || ids.numel() == 0) return ids;  // unsigned: no negatives
+  // min and max read back together: one wait for the device, not two; a broadcast view
+  // of ids is read once per distinct element
+  const Tensor distinct = index_checks::distinct_elements(ids);
+  Tensor range = to_dtype(stack({reduce(ReduceOp::Min, distinct, {}, false),
+                                 reduce(ReduceOp::Max, distinct, {}, false)},
+                                0),
+                          DType::I64);
+  int64_t bounds[2] = {0, 0};
+  to_host(range, bounds);
+  const int64_t lo = bounds[0], hi = bounds[1];
+  if (lo < -size) id_out_of_range(std::to_string(lo), size, source_dim, lo);
+  if (hi >= size) id_out_of_range(std::to_string(hi), size, source_dim, hi);
+  if (lo >= 0) return ids;
+  Tensor zero = full_int({}, 0, ids.dtype(), ids.device());
+  Tensor shifted = binary(BinaryOp::Add, ids, full_int({}, size, ids.dtype(), ids.device()));
+  return where(cmp(CmpOp::Lt, ids, zero), shifted, ids);
+}
+
+// The shape the index arrays broadcast to (IndexError-class when they do not).
+Shape broadcast_ids(const std::vector<Tensor>& ids) {
+  Shape b;
+  for (const Tensor& each : ids) {
+    const Shape& s = each.shape();
+    Shape out(std::max(b.size(), s.size()), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t x = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+      int64_t y = i < out.size() - s.size() ? 1 : s[i - (out.size() - s.size())];
+      if (x != y && x != 1 && y != 1) {
+        std::string shapes;
+        for (const Tensor& one : ids) shapes += (shapes.empty() ? "" : ", ") + shape_str(one.shape());
+        invalid_key("shape mismatch: the index arrays could not be broadcast together, shapes " +
+                    shapes);
+      }
+      out[i] = x == 1 ? y : x;
+    }
+    b = std::move(out);
+  }
+  return b;
+}
+
+// Walks the key left to right over t; `dim` is the next dim of the view to index.
+ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
+  ResolvedIndex w{t};
+  Tensor& r = w.view;
+  int64_t dim = 0;
+  int64_t source_dim = 0;  // the dim of t this item indexes: what the user's error must name
+  for (const Item& item : k.items) {
+    switch (item.kind) {
+      case Kind::NewAxis: r = unsqueeze(r, dim++); break;
+      case Kind::Ellipsis:
+        dim += t.ndim() - k.consumed;
+        source_dim += t.ndim() - k.consumed;
+        break;
+      case Kind::Int:
+        if (!item.src->too_big.empty()) id_out_of_range(item.src->too_big, -1, source_dim, {});
+        r = select_int(r, dim, item.src->value, source_dim);
+        ++source_dim;
+        break;
+      case Kind::Slice:
+        r = apply_slice(r, dim++, *item.src);
+        ++source_dim;
+        break;
+      case Kind::Array:
+        if (item.ids->ndim() == 0) {  // a 0-d index array acts as an int
+          r = select_int(r, dim, scalar_index(*item.ids), source_dim);
+        } else {
+          w.ids.push_back(item.in_range
+                              ? *item.ids
+                              : wrapped_ids(*item.ids, r.shape()[size_t(dim)], source_dim));
+          w.array_dims.push_back(dim++);
+        }
+        ++source_dim;
+        break;
+      case Kind::Bool: break;  // lifted before parse
+    }
+  }
+  return w;
+}
+
+// Where the broadcast dims go in the result, and the order of the view's dims that puts
+// the array dims there side by side.
+struct Placement {
+  int64_t at;
+  Dims order;
+  Shape rest;  // the view's other dims, in order
+};
+
+Placement placement(const ResolvedIndex& w) {
+  Placement p{w.arrays_lead ? 0 : w.array_dims[0], {}, {}};
+  Dims others;
+  for (int64_t d = 0; d < w.view.ndim(); ++d)
+    if (std::find(w.array_dims.begin(), w.array_dims.end(), d) == w.array_dims.end()) {
+      others.push_back(d);
+      p.rest.push_back(w.view.shape()[size_t(d)]);
+    }
+  p.order.assign(others.begin(), others.begin() + p.at);
+  p.order.insert(p.order.end(), w.array_dims.begin(), w.array_dims.end());
+  p.order.insert(p.order.end(), others.begin() + p.at, others.end());
+  return p;
+}
+
+// rest with `mid` inserted at `at`
+Shape spliced(const Shape& rest, int64_t at, const Shape& mid) {
+  Shape s(rest.begin(), rest.begin() + at);
+  s.insert(s.end(), mid.begin(), mid.end());
+  s.insert(s.end(), rest.begin() + at, rest.end());
+  return s;
+}
+
+Shape array_sizes(const ResolvedIndex& w) {
+  Shape s;
+  for (int64_t d : w.array_dims) s.push_back(w.view.shape()[size_t(d)]);
+  return s;
+}
+
+// The ids of the array dims merged into one, flat over their broadcast shape: on the
+// device, every id already in its dim's range.
+Tensor linear_ids(const ResolvedIndex& w, const Shape& sizes) {
+  const DevicePtr& dev = w.view.device();
+  Tensor lin = to_dtype(w.ids[0], DType::I64);
+  for (size_t j = 1; j < w.ids.size(); ++j)
+    lin = binary(BinaryOp::Add, binary(BinaryOp::Mul, lin, full_int({}, sizes[j], DType::I64, dev)),
+                 to_dtype(w.ids[j], DType::I64));
+  return reshape(broadcast_to(lin, w.ids_shape), {shape_numel(w.ids_shape)});
+}
+
+// t[i, j] for index arrays i, j: the array dims become one dim of their sizes' product,
+// gathered at the linear ids ((i * size_j) + j), which then unfolds to the broadcast shape.
+Tensor gather_arrays(const ResolvedIndex& w) {
+  const Shape sizes = array_sizes(w);
+  const Placement p = placement(w);
+  const Tensor lin = linear_ids(w, sizes);
+  const Tensor x =
+      reshape(permute(w.view, p.order), spliced(p.rest, p.at, {shape_numel(sizes)}));
+  return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, w.ids_shape));
+}
+
+// t[..., i, j, ...] = value: the view with its array dims side by side (placement's order)
+// and merged into one, then the backends' scatter along it at the linear ids; the last of
+// repeated ids wins, as in numpy. Dims that cannot merge in place (a transposed view) are
+// written through a copy.
+void set_through_arrays(const ResolvedIndex& w, const Tensor& src) {
+  const Tensor& base = w.view;
+  const Shape sizes = array_sizes(w);
+  const int64_t count = shape_numel(w.ids_shape), span = shape_numel(sizes);
+  const Placement p = placement(w);
+  const Shape target = spliced(p.rest, p.at, w.ids_shape);  // the value broadcasts to it
+  if (broadcast_shapes("setitem", src.shape(), target) != target)
+    throw_shape_mismatch("setitem", src.shape(), target,
+                         "the value must broadcast to the indexed shape");
+  check_writable("setitem", base);
+  if (count == 0) return;
+  // One id per write, held on the device: a broadcast key of 2**36 ids fails here, at its
+  // allocation, before 2**36 writes start.
+  const Tensor lin = contiguous(linear_ids(w, sizes));
+  const Tensor values = reshape(broadcast_to(src, target), spliced(p.rest, p.at, {count}));
+  const Tensor arranged = permute(base, p.order);
+  const Shape merged_shape = spliced(p.rest, p.at, {span});
+  Layout merged;
+  if (arranged.layout().try_reshape(merged_shape, &merged)) {
+    index_checks::put_checked("setitem", arranged.view_as(merged), p.at, lin, values);
+    return;
+  }
+  const Tensor copy = contiguous(arranged);
+  index_checks::put_checked("setitem", reshape(copy, merged_shape), p.at, lin, values);
+  copy_into(copy, arranged, "setitem");
+}
+
+}  // namespace
+
+ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key) {
+  if (key.size() == 1 && is_mask(key[0])) {  // the whole key a mask: t[t > 0], t[True]
+    ResolvedIndex r{t};
+    r.mask = key[0].kind == Kind::Bool
+                 ? full_int({}, key[0].value, DType::Bool, t.device())
+                 : *key[0].array;
+    Storage::check_same_device("index", *t.storage(), *r.mask->storage());
+    return r;
+  }
+  auto [view, items] = lift_scalar_masks(t, key);
+  const ParsedKey k = parse(view, items);
+  ResolvedIndex r = walk(view, k);
+  if (!r.ids.empty()) {
+    r.ids_shape = broadcast_ids(r.ids);
+    r.arrays_lead = arrays_lead(k);
+  }
+  return r;
+}
+
+Tensor read_index(const ResolvedIndex& r) {
+  if (r.mask) return mask_read(r.view, *r.mask);
+  return r.ids.empty() ? r.view : gather_arrays(r);
+}
+
+void write_index(const ResolvedIndex& r, const Tensor& value) {
+  Storage::check_same_device("setitem", *r.view.storage(), *value.storage());
+  if (r.mask) return mask_write(r.view, *r.mask, value);
+  if (!r.ids.empty()) return set_through_arrays(r, value);
+  copy_into(value, r.view, "setitem");
+}
+
+}  // namespace ember
