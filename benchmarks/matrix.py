@@ -123,6 +123,11 @@ def rows(n: int) -> list[Row]:
         {"*": "a[:, m]"}, nn)  # fmt: skip
     add("mask", "write values a[m] = b[m]", f32, {"a": (sq, "normal"), "b": (sq, "normal"),
         "m": (sq, "mask")}, {"*": "a.__setitem__(m, b[m])"}, 3.5 * nn)  # fmt: skip
+    add("mask", "read a[a > 0]", bf16, {"a": (sq, "normal")}, {"*": "a[a > 0]", "numpy": None},
+        1.75 * nn)  # fmt: skip
+    add("mask", "read a[a > 0]", i64, {"a": (sq, "normal")}, {"*": "a[a > 0]"}, 1.25 * nn)
+    add("mask", "write a[m] = 0", i64, {"a": (sq, "normal"), "m": (sq, "mask")},
+        {"*": "a.__setitem__(m, 0)"}, 2.25 * nn)  # fmt: skip
     add("masked_select", "2-D", f32, {"a": (sq, "normal"), "m": (sq, "mask")},
         {"*": "a.masked_select(m)", "numpy": "a[m]"}, 1.75 * nn)  # fmt: skip
     add("nonzero", "2-D mask", f32, {"m": (sq, "mask")},
@@ -138,6 +143,13 @@ def rows(n: int) -> list[Row]:
         {"*": "a[:, i]"}, nn)  # fmt: skip
     add("index", "write rows a[ids] = 1", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}")},
         {"*": "a.__setitem__(i, 1.0)"}, 0.5 * nn)  # fmt: skip
+    pairs = (n // 2, n)
+    add("index", "read pairs a[i, j]", f32, {"a": (sq, "normal"), "i": (pairs, f"ids:{n}"),
+        "j": (pairs, f"ids:{n}")}, {"*": "a[i, j]"}, 2.5 * nn)  # fmt: skip
+    add("index", "write pairs a[i, j] = 1", f32, {"a": (sq, "normal"), "i": (pairs, f"ids:{n}"),
+        "j": (pairs, f"ids:{n}")}, {"*": "a.__setitem__((i, j), 1.0)"}, 2.25 * nn)  # fmt: skip
+    add("index", "read rows a[ids]", i64, {"a": (sq, "normal"), "i": (half, f"ids:{n}")},
+        {"*": "a[i]"}, nn)  # fmt: skip
     add("index_select", "dim 0", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}")},
         {"*": "a.index_select(0, i)", "numpy": "a.take(i, axis=0)"}, nn)  # fmt: skip
     add("gather", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},

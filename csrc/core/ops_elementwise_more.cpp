@@ -23,22 +23,39 @@ DType predicate_dtype() {
   return op_result_dtype(OpClass::Predicate, DType::F32);  // what comparisons give
 }
 
-Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
-  broadcast_shapes("masked_fill", t.shape(), mask.shape());
+namespace {
+
+void check_masked_fill(const char* op, const Tensor& t, const Tensor& mask, const Tensor& value) {
+  broadcast_shapes(op, t.shape(), mask.shape());
   if (value.ndim() != 0)
-    throw_invalid("masked_fill", "the value must be a number or a 0-d tensor, got shape " +
-                                     shape_str(value.shape()));
-  Storage::check_same_device("masked_fill", *t.storage(), *mask.storage());
-  Storage::check_same_device("masked_fill", *t.storage(), *value.storage());
+    throw_invalid(op, "the value must be a number or a 0-d tensor, got shape " +
+                          shape_str(value.shape()));
+  Storage::check_same_device(op, *t.storage(), *mask.storage());
+  Storage::check_same_device(op, *t.storage(), *value.storage());
   if (mask.dtype() != predicate_dtype())
     throw Error(ErrorKind::DTypeMismatch,
-                std::string("masked_fill: the mask must be a comparison's result (dtype ") +
+                std::string(op) + ": the mask must be a comparison's result (dtype " +
                     dtype_name(predicate_dtype()) + "), got " + dtype_name(mask.dtype()) +
                     "; make one with a comparison, e.g. t > 0, or mask != 0")
-        .with("op", std::string("masked_fill"))
+        .with("op", std::string(op))
         .with("lhs", predicate_dtype())
         .with("rhs", mask.dtype());
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  check_masked_fill("masked_fill", t, mask, value);
   return where(mask, to_dtype(value, t.dtype()), t);
+}
+
+void masked_fill_inplace(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  const char* op = "masked_fill_";
+  check_masked_fill(op, t, mask, value);
+  if (broadcast_shapes(op, t.shape(), mask.shape()) != t.shape())
+    throw_shape_mismatch(op, t.shape(), mask.shape(),
+                         "in place, the mask must broadcast to the tensor's shape");
+  where_into(mask, value, t, t, op);  // one pass over t
 }
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

@@ -179,6 +179,8 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& ts, bool xy);
 DType predicate_dtype();
 // `value` (a 0-d tensor, cast to t's dtype) where mask is true; the two broadcast.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+// The same written into t (the mask broadcasts to t's shape), in one pass.
+void masked_fill_inplace(const Tensor& t, const Tensor& mask, const Tensor& value);
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
 Tensor elu(const Tensor& t, double alpha);

@@ -194,7 +194,7 @@ py::object masked_fill_inplace(py::object self, const Tensor& mask, py::handle v
                          "in place, the mask must broadcast to the tensor's shape");
   check_writable("masked_fill_", t);
   Tensor v = fill_value(t, value);
-  gil_free_if(big(t), [&] { copy_into(masked_fill(t, mask, v), t, "masked_fill_"); });
+  gil_free_if(big(t), [&] { masked_fill_inplace(t, mask, v); });
   return self;  // the same Python object, as PyTorch's in-place ops
 }
 

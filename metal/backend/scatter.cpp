@@ -27,12 +27,27 @@ Layout rows_of(const Layout& l, const Shape& shape, int64_t dim) {
 
 void MetalStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                            const Layout& ids_layout, const BackendStorage& src,
-                           const Layout& src_layout, bool accumulate, bool /*unique_ids*/) {
-  // One lane per row of the other dims, whatever the ids: a 1-D write is one lane's walk
-  // (a kernel with a lane per id for unique ids is still to come here).
+                           const Layout& src_layout, bool accumulate, bool unique_ids) {
   const Shape& shape = ids_layout.shape();
   if (ids_layout.numel() == 0) return;
   ScatterKParams p{};
+  if (unique_ids) {
+    // No id repeats along dim: no order to keep, so every element is a row of one, a lane
+    // each (dst's layout with stride 0 in dim gives the element's row start).
+    Strides zero = dst_layout.strides();
+    zero[size_t(dim)] = 0;
+    const std::vector<StridedLayout> kl = kernel_layouts(
+        "scatter", {Layout(shape, zero, dst_layout.offset()), ids_layout, src_layout});
+    p.dst = kl[0];
+    p.ids = kl[1];
+    p.src = kl[2];
+    p.len = 1;
+    p.dst_stride = dst_layout.strides()[size_t(dim)];
+    launch_elementwise(metal(), "scatter", scatter_kernel(accumulate, dtype_, ids.dtype()),
+                       {&as_metal(ids), &as_metal(src), this}, p, ids_layout.numel());
+    return;
+  }
+  // One lane per row of the other dims, which walks its ids in order.
   const std::vector<StridedLayout> kl =
       kernel_layouts("scatter", {rows_of(dst_layout, shape, dim), rows_of(ids_layout, shape, dim),
                                  rows_of(src_layout, shape, dim)});
