@@ -130,6 +130,23 @@ def test_write_through_arrays_of_views_whose_dims_do_not_merge(device):
     np.testing.assert_array_equal(t.numpy(), want)
 
 
+@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.int64])  # uint8 is no index here
+def test_index_arrays_of_every_int_dtype_are_range_checked(device, dtype):
+    """An id past the dim raises before anything is read or written, whatever its dtype."""
+    t = ember.zeros(4, 5, device=device)
+    ids = ember.tensor(np.array([1, 7], dtype), device=device)
+    with pytest.raises(ember.IndexOutOfRangeError, match="index 7 is out of range for dim 1 of size 5"):
+        t[:, ids]
+    with pytest.raises(ember.IndexOutOfRangeError, match="index 7 is out of range for dim 0 of size 4"):
+        t[ids] = 1.0
+    with pytest.raises(ember.IndexOutOfRangeError, match="index 7 is out of range for dim 1"):
+        t[[0, 1], ids]
+    np.testing.assert_array_equal(t.numpy(), np.zeros((4, 5), np.float32))
+    ok = ember.tensor(np.array([4, 0, 4], dtype), device=device)
+    np.testing.assert_array_equal(ember.arange(20, device=device).reshape(4, 5)[:, ok].numpy(),
+                                  np.arange(20).reshape(4, 5)[:, [4, 0, 4]])
+
+
 def test_write_of_floats_into_an_int_tensor_truncates_as_a_plain_write(device):
     a = np.zeros((3, 2), np.int64)
     t = ember.tensor(a, device=device)

@@ -207,26 +207,35 @@ int64_t scalar_index(const Tensor& ids) {
 }
 
 // Negative ids count from the end, as in numpy and PyTorch (index_select itself takes
-// [0, size) only); an id outside [-size, size) names the user's dim.
-Tensor wrapped_ids(const Tensor& ids, int64_t size, int64_t source_dim) {
-  const bool is_signed = ids.dtype() == DType::I64 || ids.dtype() == DType::I32;
-  if (!is_signed || ids.numel() == 0) return ids;  // unsigned: no negatives
-  // min and max read back together: one wait for the device, not two; a broadcast view
-  // of ids is read once per distinct element
-  const Tensor distinct = index_checks::distinct_elements(ids);
-  Tensor range = to_dtype(stack({reduce(ReduceOp::Min, distinct, {}, false),
-                                 reduce(ReduceOp::Max, distinct, {}, false)},
-                                0),
-                          DType::I64);
-  int64_t bounds[2] = {0, 0};
-  to_host(range, bounds);
-  const int64_t lo = bounds[0], hi = bounds[1];
-  if (lo < -size) id_out_of_range(std::to_string(lo), size, source_dim, lo);
-  if (hi >= size) id_out_of_range(std::to_string(hi), size, source_dim, hi);
-  if (lo >= 0) return ids;
-  Tensor zero = full_int({}, 0, ids.dtype(), ids.device());
-  Tensor shifted = binary(BinaryOp::Add, ids, full_int({}, size, ids.dtype(), ids.device()));
-  return where(cmp(CmpOp::Lt, ids, zero), shifted, ids);
+// [0, size) only); an id outside [-size, size) names the user's dim. The min and max of
+// every array of a key are read back together: one wait for the device per key, and a
+// broadcast view of ids is read once per distinct element.
+struct IdCheck {
+  size_t at;  // in ResolvedIndex::ids
+  int64_t size, source_dim;
+};
+
+void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
+  if (checks.empty()) return;
+  std::vector<Tensor> bounds;
+  for (const IdCheck& c : checks) {
+    const Tensor distinct = index_checks::distinct_elements(ids[c.at]);
+    bounds.push_back(to_dtype(reduce(ReduceOp::Min, distinct, {}, false), DType::I64));
+    bounds.push_back(to_dtype(reduce(ReduceOp::Max, distinct, {}, false), DType::I64));
+  }
+  std::vector<int64_t> host(bounds.size());
+  to_host(stack(bounds, 0), host.data());
+  for (size_t k = 0; k < checks.size(); ++k) {
+    const IdCheck& c = checks[k];
+    const int64_t lo = host[2 * k], hi = host[2 * k + 1];
+    if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
+    if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
+    if (lo >= 0) continue;
+    Tensor& t = ids[c.at];
+    const Tensor zero = full_int({}, 0, t.dtype(), t.device());
+    const Tensor shifted = binary(BinaryOp::Add, t, full_int({}, c.size, t.dtype(), t.device()));
+    t = where(cmp(CmpOp::Lt, t, zero), shifted, t);
+  }
 }
 
 // The shape the index arrays broadcast to (IndexError-class when they do not).
@@ -255,6 +264,7 @@ Shape broadcast_ids(const std::vector<Tensor>& ids) {
 ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
   ResolvedIndex w{t};
   Tensor& r = w.view;
+  std::vector<IdCheck> checks;  // arrays whose range is read back after the walk
   int64_t dim = 0;
   int64_t source_dim = 0;  // the dim of t this item indexes: what the user's error must name
   for (const Item& item : k.items) {
@@ -277,9 +287,11 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
         if (item.ids->ndim() == 0) {  // a 0-d index array acts as an int
           r = select_int(r, dim, scalar_index(*item.ids), source_dim);
         } else {
-          w.ids.push_back(item.in_range
-                              ? *item.ids
-                              : wrapped_ids(*item.ids, r.shape()[size_t(dim)], source_dim));
+          const Tensor& ids = *item.ids;
+          // every array of any integer dtype is range-checked; a mask's positions are in range
+          if (!item.in_range && ids.numel() > 0)
+            checks.push_back({w.ids.size(), r.shape()[size_t(dim)], source_dim});
+          w.ids.push_back(ids);
           w.array_dims.push_back(dim++);
         }
         ++source_dim;
@@ -287,6 +299,7 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
       case Kind::Bool: break;  // lifted before parse
     }
   }
+  wrap_ids(w.ids, checks);
   return w;
 }
 
