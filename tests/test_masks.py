@@ -253,6 +253,14 @@ def test_mask_read_transfers_only_the_count():
         before = d.queue_stats()
         x[m] = 0.0  # a number needs no count at all
         assert d.queue_stats()["reads_to_host"] == before["reads_to_host"]
+        # integer ids: their min and max come back in one read (two int64 values)
+        ids = ember.tensor([3, 0, 69], device=d)
+        before = d.queue_stats()
+        x.index_select(1, ids)
+        x[:, ids]
+        after = d.queue_stats()
+        assert after["reads_to_host"] - before["reads_to_host"] == 2, (before, after)
+        assert after["bytes_to_host"] - before["bytes_to_host"] == 2 * 16
 
 
 def test_cpu_reports_no_transfers():

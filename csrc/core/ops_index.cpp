@@ -1,3 +1,5 @@
+#include <vector>
+
 #include "index_checks.h"
 
 namespace ember {
@@ -8,27 +10,22 @@ bool is_index_dtype(DType d) {
   return d == DType::I64 || d == DType::I32 || d == DType::U32 || d == DType::U8;
 }
 
-// The one value of `t` (an index dtype), widened on the host: a cast on the device would
+// The values of `t` (an index dtype), widened on the host: a cast on the device would
 // need int64 kernels, which a Metal GPU may lack while uint32 indices still work.
-int64_t scalar_i64(const Tensor& t) {
-  if (t.dtype() == DType::U8) {
-    uint8_t v = 0;
-    to_host(t, &v);
-    return v;
+template <typename T>
+void widen(const Tensor& t, int64_t* out) {
+  std::vector<T> v(size_t(t.numel()));
+  to_host(t, v.data());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = int64_t(v[i]);
+}
+
+void values_i64(const Tensor& t, int64_t* out) {
+  switch (t.dtype()) {
+    case DType::U8: return widen<uint8_t>(t, out);
+    case DType::U32: return widen<uint32_t>(t, out);
+    case DType::I32: return widen<int32_t>(t, out);
+    default: return widen<int64_t>(to_dtype(t, DType::I64), out);
   }
-  if (t.dtype() == DType::U32) {
-    uint32_t v = 0;
-    to_host(t, &v);
-    return v;
-  }
-  if (t.dtype() == DType::I32) {
-    int32_t v = 0;
-    to_host(t, &v);
-    return v;
-  }
-  int64_t v = 0;
-  to_host(to_dtype(t, DType::I64), &v);
-  return v;
 }
 
 }  // namespace
@@ -51,8 +48,12 @@ Tensor distinct_elements(const Tensor& t) {
 void check_range(const char* op, const Tensor& ids, int64_t size) {
   if (ids.numel() == 0) return;
   const Tensor distinct = distinct_elements(ids);
-  int64_t lo = scalar_i64(reduce(ReduceOp::Min, distinct, {}, false));
-  int64_t hi = scalar_i64(reduce(ReduceOp::Max, distinct, {}, false));
+  int64_t bounds[2] = {0, 0};  // min and max read back together: one wait
+  values_i64(stack({reduce(ReduceOp::Min, distinct, {}, false),
+                    reduce(ReduceOp::Max, distinct, {}, false)},
+                   0),
+             bounds);
+  const int64_t lo = bounds[0], hi = bounds[1];
   if (lo < 0 || hi >= size) {
     int64_t bad = lo < 0 ? lo : hi;
     throw Error(ErrorKind::IndexOutOfRange, std::string(op) + ": index " + std::to_string(bad) +
