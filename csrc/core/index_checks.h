@@ -19,11 +19,17 @@ void check_range(const char* op, const Tensor& ids, int64_t size);
 Tensor kernel_ids(const Tensor& ids);
 // t.index_select(d, ids) for ids already checked (1-D, kernel_ids of an index dtype).
 Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids);
-// The write select_checked reads: dst[..., ids[i], ...] = src[..., i, ...] along d, in
-// place, by the backends' scatter (the last of repeated ids wins). ids 1-D and checked;
-// src has dst's shape with ids.numel() at d, any layout and dtype (cast to dst's).
-// unique_ids: ids hold no repeats (a mask's positions), so the writes need no order.
-void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
-                 const Tensor& src, bool unique_ids = false);
+// The backends' scatter on checked operands (ids of an index dtype, in range; src read
+// through ids' shape); an operand that shares dst's memory is copied first, since the
+// kernel reads while it writes. unique_ids: the ids hold no repeats along d (a mask's
+// positions), so the writes need no order.
+void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids, const Tensor& src,
+                     bool accumulate, bool unique_ids = false);
+// The write select_checked reads: dst[..., ids[i], ...] = src[..., i, ...] along d (+= when
+// `accumulate`), in place; the last of repeated ids wins, adds sum in index order. ids
+// 1-D and checked; src broadcasts to dst's shape with ids.numel() at d, any dtype (cast
+// to dst's).
+void put_along(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
+               const Tensor& src, bool accumulate = false, bool unique_ids = false);
 
 }  // namespace ember::index_checks

@@ -183,22 +183,11 @@ Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_i
   Shape shape = broadcast_shapes(
       "where", broadcast_shapes("where", cond_in.shape(), true_in.shape()), false_in.shape());
   Storage::check_same_device("where", *cond_in.storage(), *true_in.storage());
-  // Kernels take bool and uint8 conditions (one byte each); others are read as cond != 0.
-  const bool byte_cond = cond_in.dtype() == DType::Bool || cond_in.dtype() == DType::U8;
-  const Tensor cond = byte_cond ? cond_in : as_bool(cond_in);
   Storage::check_same_device("where", *true_in.storage(), *false_in.storage());
-  const DType common = promote_types(true_in.dtype(), false_in.dtype());  // the branches'
-  std::optional<Tensor> true_cast, false_cast;
-  const Tensor& on_true = promoted(true_in, common, true_cast);
-  const Tensor& on_false = promoted(false_in, common, false_cast);
-  Tensor dst = empty(shape, on_true.dtype(), cond.device(), "where");
-  Layout c = cond.layout().broadcast_to("where", shape);
-  Layout t = on_true.layout().broadcast_to("where", shape);
-  Layout f = on_false.layout().broadcast_to("where", shape);
-  StorageLocks locks(__func__, {cond.storage().get(), on_true.storage().get(), on_false.storage().get()},
-                     {dst.storage().get()});
-  cond.storage()->impl().where(c, on_true.storage()->impl(), t, on_false.storage()->impl(), f,
-                               dst.storage()->impl(), dst.layout());
+  // The branches' common dtype; where_into casts each to it.
+  Tensor dst = empty(shape, promote_types(true_in.dtype(), false_in.dtype()), cond_in.device(),
+                     "where");
+  where_into(cond_in, true_in, false_in, dst, "where");
   return dst;
 }
 

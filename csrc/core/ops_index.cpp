@@ -90,19 +90,28 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
   return out;
 }
 
-void put_checked(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
-                 const Tensor& src, bool unique_ids) {
+void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids_in, const Tensor& src_in,
+                     bool accumulate, bool unique_ids) {
+  if (ids_in.numel() == 0) return;
+  const auto shares = [&](const Tensor& x) { return x.storage() == dst.storage(); };
+  const Tensor ids = kernel_ids(shares(ids_in) ? clone(ids_in) : ids_in);
+  const Tensor src = shares(src_in) ? clone(src_in) : src_in;
+  const Layout src_view(ids.shape(), src.layout().strides(), src.layout().offset());
+  StorageLocks locks(__func__, {ids.storage().get(), src.storage().get()}, {dst.storage().get()});
+  dst.storage()->impl().scatter(dst.layout(), d, ids.storage()->impl(), ids.layout(),
+                                src.storage()->impl(), src_view, accumulate, unique_ids);
+}
+
+void put_along(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
+               const Tensor& src, bool accumulate, bool unique_ids) {
   if (ids.numel() == 0) return;
   check_writable(op, dst);
   Shape line(size_t(dst.ndim()), 1), want = dst.shape();
   line[size_t(d)] = want[size_t(d)] = ids.numel();
   // The same id for every position of the other dims (stride 0).
   const Tensor spread = broadcast_to(reshape(ids, line), want);
-  Tensor values = to_dtype(broadcast_to(src, want), dst.dtype());
-  if (values.storage() == dst.storage()) values = clone(values);  // read before any write
-  StorageLocks locks(op, {spread.storage().get(), values.storage().get()}, {dst.storage().get()});
-  dst.storage()->impl().scatter(dst.layout(), d, spread.storage()->impl(), spread.layout(),
-                                values.storage()->impl(), values.layout(), false, unique_ids);
+  scatter_checked(dst, d, spread, to_dtype(broadcast_to(src, want), dst.dtype()), accumulate,
+                  unique_ids);
 }
 
 }  // namespace index_checks

@@ -384,11 +384,11 @@ void set_through_arrays(const ResolvedIndex& w, const Tensor& src) {
   const Shape merged_shape = spliced(p.rest, p.at, {span});
   Layout merged;
   if (arranged.layout().try_reshape(merged_shape, &merged)) {
-    index_checks::put_checked("setitem", arranged.view_as(merged), p.at, lin, values);
+    index_checks::put_along("setitem", arranged.view_as(merged), p.at, lin, values);
     return;
   }
   const Tensor copy = contiguous(arranged);
-  index_checks::put_checked("setitem", reshape(copy, merged_shape), p.at, lin, values);
+  index_checks::put_along("setitem", reshape(copy, merged_shape), p.at, lin, values);
   copy_into(copy, arranged, "setitem");
 }
 

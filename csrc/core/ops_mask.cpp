@@ -156,11 +156,11 @@ void mask_write(const Tensor& t, const Tensor& mask, const Tensor& value_in) {
   if (!t.layout().try_reshape(rows, &rows_layout)) {
     // t's masked dims do not merge into one: write through a copy of t's rows.
     const Tensor copy = reshape(contiguous(t), rows);
-    index_checks::put_checked(op, copy, 0, at, value, true);
+    index_checks::put_along(op, copy, 0, at, value, false, true);
     copy_into(reshape(copy, t.shape()), t, op);
     return;
   }
-  index_checks::put_checked(op, t.view_as(rows_layout), 0, at, value, true);
+  index_checks::put_along(op, t.view_as(rows_layout), 0, at, value, false, true);
 }
 
 }  // namespace ember

@@ -37,20 +37,6 @@ void check_devices_and_dtypes(const char* op, const Tensor& t, const Tensor& ids
   if (src.dtype() != t.dtype()) throw_dtype_mismatch(op, t.dtype(), src.dtype());
 }
 
-// Runs the backend op on checked operands: src is read through ids' shape, and an
-// operand that shares dst's memory is copied first (the kernel reads while it writes).
-void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids_in, const Tensor& src_in,
-                     bool accumulate) {
-  if (ids_in.numel() == 0) return;
-  const auto shares = [&](const Tensor& x) { return x.storage() == dst.storage(); };
-  const Tensor ids = index_checks::kernel_ids(shares(ids_in) ? clone(ids_in) : ids_in);
-  const Tensor src = shares(src_in) ? clone(src_in) : src_in;
-  const Layout src_view(ids.shape(), src.layout().strides(), src.layout().offset());
-  StorageLocks locks(__func__, {ids.storage().get(), src.storage().get()}, {dst.storage().get()});
-  dst.storage()->impl().scatter(dst.layout(), d, ids.storage()->impl(), ids.layout(),
-                                src.storage()->impl(), src_view, accumulate, false);
-}
-
 // The tensor an op writes: t itself (checked writable) or a fresh copy of it.
 Tensor target(const char* op, const Tensor& t, bool inplace) {
   if (!inplace) return clone(t);
@@ -70,7 +56,7 @@ Tensor scatter(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Tens
   check_devices_and_dtypes(op, t, ids, src);
   index_checks::check_range(op, ids, t.shape()[size_t(d)]);
   Tensor out = target(op, t_in, inplace);
-  scatter_checked(at_least_1d(out), d, ids, src, accumulate);
+  index_checks::scatter_checked(at_least_1d(out), d, ids, src, accumulate);
   return out;
 }
 
@@ -89,13 +75,9 @@ Tensor index_add(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Te
                              " of the index's length");
   check_devices_and_dtypes(op, t, ids, source);
   index_checks::check_range(op, ids, t.shape()[size_t(d)]);
-  // ids along d, the same id for every position of the other dims (stride 0).
-  Shape line(size_t(t.ndim()), 1);
-  line[size_t(d)] = ids.numel();
-  const Tensor spread = broadcast_to(reshape(ids, line), want);
   const Tensor scaled = alpha ? binary(BinaryOp::Mul, source, *alpha) : source;
   Tensor out = target(op, t_in, inplace);
-  scatter_checked(at_least_1d(out), d, spread, scaled, true);
+  index_checks::put_along(op, at_least_1d(out), d, ids, scaled, true);
   return out;
 }
 

@@ -72,6 +72,14 @@ class Reader {
     while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\t' || p_[i_] == '\n' || p_[i_] == '\r')) ++i_;
   }
 
+  // After an object member or array item: true at ',' (another follows), false at `close`
+  // (the container ends); each is consumed. Anything else fails with `what`.
+  bool another(char close, const char* what) {
+    skip_space();
+    if (i_ < n_ && (p_[i_] == ',' || p_[i_] == close)) return p_[i_++] == ',';
+    fail(what);
+  }
+
   bool literal(const char* word) {
     const size_t len = std::strlen(word);
     if (n_ - i_ < len || std::memcmp(p_ + i_, word, len) != 0) return false;
@@ -99,13 +107,7 @@ class Reader {
         ++i_;
         skip_space();
         v.members.emplace_back(std::move(key), value(depth + 1));
-        skip_space();
-        if (i_ < n_ && p_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (i_ < n_ && p_[i_] == '}') return ++i_, v;
-        fail("expected ',' or '}' in an object");
+        if (!another('}', "expected ',' or '}' in an object")) return v;
       }
     }
     if (c == '[') {
@@ -116,13 +118,7 @@ class Reader {
       for (;;) {
         skip_space();
         v.items.push_back(value(depth + 1));
-        skip_space();
-        if (i_ < n_ && p_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (i_ < n_ && p_[i_] == ']') return ++i_, v;
-        fail("expected ',' or ']' in an array");
+        if (!another(']', "expected ',' or ']' in an array")) return v;
       }
     }
     if (c == '"') {

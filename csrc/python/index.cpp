@@ -3,9 +3,7 @@
 // core (core/indexing.h) applies numpy's rules, for every backend.
 #include <pybind11/numpy.h>
 
-#include <algorithm>
 #include <string>
-#include <vector>
 
 #include "bindings.h"
 #include "core/indexing.h"

@@ -3,6 +3,8 @@
 // order) and no atomics are needed: rows write disjoint elements. A set whose ids are the
 // same for every row (t[ids] = rows) finds each slice's last writer first, then writes
 // every element at once.
+#include <optional>
+
 #include "common.cuh"
 #include "rows.cuh"
 
@@ -124,12 +126,13 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
     if (int64_t(d) != dim && shape[d] > 1 && ids_layout.strides()[d] != 0) slices = false;
   if (slices) {
     // Repeated ids need each slice's last writer; unique ones (a mask's) write at once.
-    const int64_t size = unique_ids ? 0 : dst_layout.shape()[size_t(dim)];
-    Scratch winner(cuda(), std::max<size_t>(1, size_t(size) * sizeof(long long)));
-    long long* last = unique_ids ? nullptr : winner.as<long long>();
-    if (!unique_ids)
-      check(cudaMemsetAsync(last, 0xff, size_t(size) * sizeof(long long), stream()),
-            "cudaMemsetAsync", &cuda());
+    std::optional<Scratch> winner;
+    long long* last = nullptr;
+    if (!unique_ids) {
+      const size_t bytes = size_t(dst_layout.shape()[size_t(dim)]) * sizeof(long long);
+      last = winner.emplace(cuda(), std::max<size_t>(bytes, 1)).as<long long>();
+      check(cudaMemsetAsync(last, 0xff, bytes, stream()), "cudaMemsetAsync", &cuda());
+    }
     dispatch_scatter(dtype_, ids.dtype(), false, [&](auto t, auto i, auto) {
       using T = decltype(t);
       using I = decltype(i);
