@@ -243,7 +243,8 @@ class BackendStorage {
   // are logical or), in place through dst_layout. ids and src share ids' shape, ids are
   // range-checked. Deterministic: each position of the other dims walks dim in order, so
   // the last repeated id wins and adds sum in index order. `unique_ids`: core knows the
-  // ids hold no repeats along dim (a mask's positions), so the writes may go in any order.
+  // writes may go in any order: the ids hold no repeats along dim (a mask's positions), or
+  // src is the same along dim (stride 0), so that repeated ids store equal values.
   virtual void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                        const Layout& ids_layout, const BackendStorage& src,
                        const Layout& src_layout, bool accumulate, bool unique_ids) = 0;

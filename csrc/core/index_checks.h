@@ -22,7 +22,7 @@ Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids);
 // The backends' scatter on checked operands (ids of an index dtype, in range; src read
 // through ids' shape); an operand that shares dst's memory is copied first, since the
 // kernel reads while it writes. unique_ids: the ids hold no repeats along d (a mask's
-// positions), so the writes need no order.
+// positions), so the writes need no order; a src the same along d needs none either.
 void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids, const Tensor& src,
                      bool accumulate, bool unique_ids = false);
 // The write select_checked reads: dst[..., ids[i], ...] = src[..., i, ...] along d (+= when

@@ -97,6 +97,9 @@ void scatter_checked(const Tensor& dst, int64_t d, const Tensor& ids_in, const T
   const Tensor ids = kernel_ids(shares(ids_in) ? clone(ids_in) : ids_in);
   const Tensor src = shares(src_in) ? clone(src_in) : src_in;
   const Layout src_view(ids.shape(), src.layout().strides(), src.layout().offset());
+  // A value broadcast along d (t[ids] = 1, t[i, j] = 0) writes the same element for every
+  // id of a row: repeats need no last-writer order, as unique ids do not.
+  if (!accumulate && src_view.strides()[size_t(d)] == 0) unique_ids = true;
   StorageLocks locks(__func__, {ids.storage().get(), src.storage().get()}, {dst.storage().get()});
   dst.storage()->impl().scatter(dst.layout(), d, ids.storage()->impl(), ids.layout(),
                                 src.storage()->impl(), src_view, accumulate, unique_ids);
