@@ -89,25 +89,27 @@ void launch_scan(const T* src, const RowView& r, T* dst, cudaStream_t stream) {
     scan_rows<T, kProd, 256, 4><<<blocks, 256, 0, stream>>>(src, r, dst);
 }
 
-// An output iterator over int64 positions that drops writes at or past `limit`: the
-// selection writes as many positions as it finds, and dst holds the count core read.
+// An output iterator over positions (int64, or uint32 when the mask has fewer than 2**32
+// elements) that drops writes at or past `limit`: the selection writes as many positions
+// as it finds, and dst holds the count core read.
+template <typename P>
 class BoundedPositions {
  public:
   struct Ref {
-    int64_t* p;
+    P* p;
     bool ok;
-    __device__ Ref& operator=(int64_t v) {
+    __device__ Ref& operator=(P v) {
       if (ok) *p = v;
       return *this;
     }
   };
   using iterator_category = std::random_access_iterator_tag;
-  using value_type = int64_t;
+  using value_type = P;
   using difference_type = std::ptrdiff_t;
-  using pointer = int64_t*;
+  using pointer = P*;
   using reference = Ref;
 
-  __host__ __device__ BoundedPositions(int64_t* base, int64_t limit) : base_(base), limit_(limit) {}
+  __host__ __device__ BoundedPositions(P* base, int64_t limit) : base_(base), limit_(limit) {}
   __host__ __device__ Ref operator[](difference_type i) const { return Ref{base_ + i, i < limit_}; }
   __host__ __device__ Ref operator*() const { return (*this)[0]; }
   __host__ __device__ BoundedPositions operator+(difference_type n) const {
@@ -115,7 +117,7 @@ class BoundedPositions {
   }
 
  private:
-  int64_t* base_;
+  P* base_;
   int64_t limit_;
 };
 
@@ -125,19 +127,64 @@ struct MaskShape {
   int ndim;
 };
 
-// Each flat position as a row of coordinates (torch does the same second pass).
-__global__ void unravel(const int64_t* flat, int64_t count, MaskShape shape, int64_t* out) {
+// Each flat position as a row of coordinates (torch does the same second pass). P is
+// uint32 when the mask has fewer than 2**32 elements: 32-bit divisions, a quarter of the
+// cost of 64-bit ones, which dominate this kernel. kNd > 0 unrolls the dims; two
+// coordinates go out as one 16-byte store.
+template <typename P, int kNd>
+__global__ void unravel(const P* flat, int64_t count, MaskShape shape, int64_t* out) {
+  constexpr int kMax = kNd > 0 ? kNd : int(kNonzeroMaxDims);
+  const int nd = kNd > 0 ? kNd : shape.ndim;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t v = flat[i];
-    int64_t* row = out + i * shape.ndim;
-    for (int d = shape.ndim - 1; d > 0; --d) {
-      const int64_t q = v / shape.dims[d];
-      row[d] = v - q * shape.dims[d];
+    P v = flat[i];
+    int64_t c[kMax];
+#pragma unroll
+    for (int d = kMax - 1; d > 0; --d) {
+      if (d >= nd) continue;
+      const P size = P(shape.dims[d]);
+      const P q = v / size;
+      c[d] = int64_t(v - q * size);
       v = q;
     }
-    row[0] = v;
+    c[0] = int64_t(v);
+    if constexpr (kNd == 2) {
+      reinterpret_cast<longlong2*>(out)[i] = make_longlong2(c[0], c[1]);
+    } else {
+#pragma unroll
+      for (int d = 0; d < kMax; ++d)
+        if (d < nd) out[i * nd + d] = c[d];
+    }
   }
+}
+
+template <typename P>
+void launch_unravel(const P* flat, int64_t count, const MaskShape& shape, int64_t* out,
+                    cudaStream_t stream) {
+  const unsigned grid = grid_for(count);
+  if (shape.ndim == 2)
+    unravel<P, 2><<<grid, kBlock, 0, stream>>>(flat, count, shape, out);
+  else if (shape.ndim == 3)
+    unravel<P, 3><<<grid, kBlock, 0, stream>>>(flat, count, shape, out);
+  else
+    unravel<P, 0><<<grid, kBlock, 0, stream>>>(flat, count, shape, out);
+}
+
+// The mask's true positions in order into `out` (at most `limit` of them), as P.
+template <typename P>
+void select_positions(CudaDevice& dev, const uint8_t* flags, int64_t n, P* into, int64_t limit,
+                      cudaStream_t stream) {
+  const thrust::counting_iterator<P> positions(0);
+  const BoundedPositions<P> out(into, limit);
+  Scratch selected(dev, sizeof(int64_t));
+  auto run = [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(temp, bytes, positions, flags, out,
+                                      selected.as<int64_t>(), n, stream);
+  };
+  size_t bytes = 0;
+  check(run(nullptr, bytes), "cub::DeviceSelect::Flagged (temporary storage size)", &dev);
+  Scratch temp(dev, std::max<size_t>(bytes, 1));
+  check(run(temp.as<void>(), bytes), "cub::DeviceSelect::Flagged", &dev);
 }
 
 }  // namespace
@@ -149,27 +196,22 @@ void CudaStorage::nonzero(const Layout& src, bool coordinates, BackendStorage& d
   GpuScope scope(cuda().gpu());
   CudaDevice& dev = cuda();
   const uint8_t* flags = ptr<uint8_t>() + src.offset();
-  const thrust::counting_iterator<int64_t> positions(0);
-  // Coordinates: the flat positions into scratch first, then unravelled.
-  std::optional<Scratch> flat;
-  if (coordinates) flat.emplace(dev, size_t(limit) * sizeof(int64_t));
-  int64_t* into = coordinates ? flat->as<int64_t>() : as_cuda(dst).ptr<int64_t>();
-  const BoundedPositions out(into, limit);
-  Scratch selected(dev, sizeof(int64_t));
-  auto run = [&](void* temp, size_t& bytes) {
-    return cub::DeviceSelect::Flagged(temp, bytes, positions, flags, out,
-                                      selected.as<int64_t>(), n, stream());
-  };
-  size_t bytes = 0;
-  check(run(nullptr, bytes), "cub::DeviceSelect::Flagged (temporary storage size)", &dev);
-  Scratch temp(dev, std::max<size_t>(bytes, 1));
-  check(run(temp.as<void>(), bytes), "cub::DeviceSelect::Flagged", &dev);
-  if (coordinates) {
+  int64_t* out = as_cuda(dst).ptr<int64_t>();
+  if (nd == 1) {  // flat positions, or the one coordinate of a 1-D mask: straight into dst
+    select_positions<int64_t>(dev, flags, n, out, limit, stream());
+  } else {  // the flat positions into scratch first, then unravelled
     MaskShape shape{};
     shape.ndim = int(nd);
     for (int d = 0; d < shape.ndim; ++d) shape.dims[d] = src.dim(d);
-    unravel<<<grid_for(limit), kBlock, 0, stream()>>>(into, limit, shape,
-                                                      as_cuda(dst).ptr<int64_t>());
+    if (n <= int64_t(UINT32_MAX)) {
+      Scratch flat(dev, size_t(limit) * sizeof(uint32_t));
+      select_positions<uint32_t>(dev, flags, n, flat.as<uint32_t>(), limit, stream());
+      launch_unravel<uint32_t>(flat.as<uint32_t>(), limit, shape, out, stream());
+    } else {
+      Scratch flat(dev, size_t(limit) * sizeof(int64_t));
+      select_positions<int64_t>(dev, flags, n, flat.as<int64_t>(), limit, stream());
+      launch_unravel<int64_t>(flat.as<int64_t>(), limit, shape, out, stream());
+    }
   }
   dev.check_launch("nonzero");
 }
