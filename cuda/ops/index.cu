@@ -63,15 +63,26 @@ __global__ void select_rows(const B* src, const I* ids, B* dst, RowsParams p) {
   }
 }
 
-// index_select along the last dim (inner == 1): output (o, j) = src[o, ids[j]], rows of
-// the output along grid y, ids along x, no division per element.
+// index_select along the last dim (inner == 1): output (o, j) = src[o, ids[j]], ids along
+// grid x, rows along grid y, no division per element. A thread reads its id once and
+// then serves kLastRows rows with independent loads in flight: one load per thread at a
+// time leaves a random gather bound by latency, not bandwidth.
+constexpr int kLastRows = 4;
+
 template <typename B, typename I>
 __global__ void select_last(const B* src, const I* ids, B* dst, RowsParams p) {
-  for (int64_t o = blockIdx.y; o < p.outer; o += gridDim.y) {
-    const B* row = src + o * p.outer_stride;
-    for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < p.nsel;
-         j += int64_t(gridDim.x) * blockDim.x)
-      dst[o * p.nsel + j] = row[int64_t(ids[p.ids_offset + j * p.ids_stride]) * p.dim_stride];
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= p.nsel) return;
+  const int64_t at = int64_t(ids[p.ids_offset + j * p.ids_stride]) * p.dim_stride;
+  const int64_t step = int64_t(gridDim.y) * kLastRows;
+  for (int64_t o0 = int64_t(blockIdx.y) * kLastRows; o0 < p.outer; o0 += step) {
+    B v[kLastRows];
+#pragma unroll
+    for (int r = 0; r < kLastRows; ++r)
+      if (o0 + r < p.outer) v[r] = src[(o0 + r) * p.outer_stride + at];
+#pragma unroll
+    for (int r = 0; r < kLastRows; ++r)
+      if (o0 + r < p.outer) dst[(o0 + r) * p.nsel + j] = v[r];
   }
 }
 
@@ -141,8 +152,8 @@ void CudaStorage::index_select(const Layout& src, int64_t dim, const BackendStor
       const B* base = ptr<B>() + src.offset();
       B* out_p = as_cuda(dst).ptr<B>();
       if (p.inner == 1) {
-        const dim3 grid(unsigned(std::min<int64_t>((p.nsel + kBlock - 1) / kBlock, 1 << 16)),
-                        unsigned(std::min<int64_t>(rp.outer, 65535)));
+        const dim3 grid(unsigned((p.nsel + kBlock - 1) / kBlock),
+                        unsigned(std::min<int64_t>((rp.outer + kLastRows - 1) / kLastRows, 65535)));
         select_last<B, I><<<grid, kBlock, 0, stream()>>>(base, as_cuda(ids).ptr<I>(), out_p, rp);
         return;
       }

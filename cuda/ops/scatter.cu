@@ -144,7 +144,9 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
             ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), last, p);
         return;
       }
-      const dim3 grid(unsigned(std::min<int64_t>((n + kBlock - 1) / kBlock, 1 << 16)),
+      // A few positions per thread: a block of one store per thread is mostly its launch.
+      constexpr int64_t kPer = 4;
+      const dim3 grid(unsigned(std::min<int64_t>((n + kBlock * kPer - 1) / (kBlock * kPer), 1 << 16)),
                       unsigned(std::min<int64_t>(p.len, 65535)));
       scatter_slices<T, I><<<grid, kBlock, 0, stream()>>>(
           ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, last, p);
