@@ -24,6 +24,7 @@ USES = {
     "DType": ["x.name", "repr(x)", "ember.zeros(2, dtype=x)", "x == ember.float32"],
     "Event": ["x.query()", "x.synchronize()", "x.elapsed_time(x)"],
     "_SafetensorsFile": ["x.keys()", "x.metadata()", "x.get_tensor('a')", "x.path"],
+    "_GradFn": ["x.name()", "repr(x)"],
 }
 
 

@@ -132,6 +132,7 @@ METHOD_FORMS = {
     "masked_fill_": ["X.masked_fill_(MY, 0.0)"],
     "scatter_": ["X.scatter_(1, IY, X)", "X.scatter_(1, I, XY)"],
     "scatter_add_": ["X.scatter_add_(1, IY, X)", "X.scatter_add_(1, I, XY)"],
+    "backward": ["X.requires_grad_().sum(0).backward(XY[0])"],
 }  # fmt: skip
 
 # Extra arguments that make a one-tensor function valid, for its out= form.
@@ -152,10 +153,10 @@ sum t tan tanh tile transpose tril triu trunc unsqueeze var view zeros_like""".s
 NOT_TENSOR_OPS = """arange compiled_backends load load_file save save_file cuda_device_count cuda_is_available device empty
 eye from_dlpack full get_float32_matmul_precision is_tracking linspace manual_seed
 metal_device_count metal_is_available ones rand randint randn set_float32_matmul_precision
-set_tracking tensor zeros""".split()
+set_tracking tensor zeros is_grad_enabled no_grad enable_grad set_grad_enabled""".split()
 # Methods that take one tensor or none, or move between devices on purpose.
 ONE_TENSOR_METHODS = """copy_ is_contiguous is_pinned item numel numpy pin_memory repeat
-size to to_device to_dtype tolist""".split()
+size to to_device to_dtype tolist requires_grad_ detach""".split()
 
 
 def _public_functions() -> set[str]:

@@ -35,6 +35,7 @@ enum class ErrorKind {
   ZeroDivision,     // integer // or % by zero (raised by the CPU; GPUs give 0)
   FileFormat,       // a damaged or hostile file (safetensors, npy): what, where, which tensor
   OS,               // the OS refused a file operation: Python's OSError of that errno
+  Autograd,         // a gradient rule refused: backward twice, a saved tensor changed, ...
 };
 
 using AttrValue = std::variant<int64_t, std::string, Shape, DType, std::shared_ptr<BackendDevice>>;

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -68,6 +69,11 @@ std::optional<Tensor> bool_unary(UnaryOp op, const Tensor& t, const std::optiona
 }  // namespace
 
 Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
+  if (out) autograd::check_inplace(unary_name(op), *out);
+  if (autograd::wants_grad({&t})) {
+    if (out) autograd::refuse_out(unary_name(op));
+    return autograd::d::unary(op, t);
+  }
   const OpInfo& info = op_info(op);
   if (t.dtype() == DType::Bool)
     if (auto r = bool_unary(op, t, out)) return *r;
@@ -80,6 +86,7 @@ Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
 }
 
 Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi) {
+  if (autograd::wants_grad({&t})) return autograd::d::clamp(t, lo, hi);
   if (lo && hi && *lo > *hi)
     throw_invalid("clamp",
                   "min " + std::to_string(*lo) + " is greater than max " + std::to_string(*hi));
@@ -119,6 +126,7 @@ Tensor round_decimals(const Tensor& t, int64_t decimals) {
 }
 
 Tensor affine(const Tensor& t, double mul, double add) {
+  if (autograd::wants_grad({&t})) return autograd::d::affine(t, mul, add);
   Tensor dst = empty(t.shape(), t.dtype(), t.device(), "affine");
   StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
   t.storage()->impl().affine(t.layout(), mul, add, dst.storage()->impl(), dst.layout());
@@ -128,6 +136,11 @@ Tensor affine(const Tensor& t, double mul, double add) {
 Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
               const std::optional<Tensor>& out) {
   const char* name = binary_name(op);
+  if (out) autograd::check_inplace(name, *out);
+  if (autograd::wants_grad({&lhs_in, &rhs_in})) {
+    if (out) autograd::refuse_out(name);
+    return autograd::d::binary(op, lhs_in, rhs_in);
+  }
   Shape shape = lhs_in.shape() == rhs_in.shape()
                     ? lhs_in.shape()
                     : broadcast_shapes(name, lhs_in.shape(), rhs_in.shape());
@@ -180,6 +193,7 @@ Tensor cmp(CmpOp op, const Tensor& lhs_in, const Tensor& rhs_in) {
 }
 
 Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_in) {
+  if (autograd::wants_grad({&true_in, &false_in})) return autograd::d::where(cond_in, true_in, false_in);
   Shape shape = broadcast_shapes(
       "where", broadcast_shapes("where", cond_in.shape(), true_in.shape()), false_in.shape());
   Storage::check_same_device("where", *cond_in.storage(), *true_in.storage());
@@ -202,6 +216,8 @@ void where_into(const Tensor& cond_in, const Tensor& true_in, const Tensor& fals
   Storage::check_same_device(op, *dst.storage(), *true_in.storage());
   Storage::check_same_device(op, *dst.storage(), *false_in.storage());
   check_writable(op, dst);
+  autograd::check_inplace(op, dst);
+  autograd::refuse_grad(op, {&true_in, &false_in});
   const bool byte_cond = cond_in.dtype() == DType::Bool || cond_in.dtype() == DType::U8;
   const Tensor cond = byte_cond ? cond_in : as_bool(cond_in);
   const Tensor on_true = to_dtype(true_in, dst.dtype()), on_false = to_dtype(false_in, dst.dtype());

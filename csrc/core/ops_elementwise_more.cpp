@@ -1,5 +1,6 @@
 // masked_fill, isclose, allclose and elu, composed from comparisons, where and unary ops.
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -46,6 +47,7 @@ void check_masked_fill(const char* op, const Tensor& t, const Tensor& mask, cons
 
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
   check_masked_fill("masked_fill", t, mask, value);
+  if (autograd::wants_grad({&t, &value})) return autograd::d::masked_fill(t, mask, value);
   return where(mask, to_dtype(value, t.dtype()), t);
 }
 
@@ -55,7 +57,7 @@ void masked_fill_inplace(const Tensor& t, const Tensor& mask, const Tensor& valu
   if (broadcast_shapes(op, t.shape(), mask.shape()) != t.shape())
     throw_shape_mismatch(op, t.shape(), mask.shape(),
                          "in place, the mask must broadcast to the tensor's shape");
-  where_into(mask, value, t, t, op);  // one pass over t
+  where_into(mask, value, t, t, op);  // one pass over t (refuses a t or value in the graph)
 }
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

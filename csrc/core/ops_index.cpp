@@ -1,6 +1,7 @@
 #include <vector>
 
 #include "index_checks.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -122,6 +123,7 @@ void put_along(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
 using index_checks::kernel_ids;
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
+  autograd::refuse_grad("index_select", {&t});
   int64_t d = wrap_dim("index_select", dim, t.ndim());
   if (ids_in.ndim() != 1)
     throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
@@ -132,6 +134,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
 }
 
 Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
+  autograd::refuse_grad("gather", {&t_in});
   // 0-d input and ids act as 1-d of one element, as in PyTorch and scatter
   const Tensor t = index_checks::at_least_1d(t_in), ids_in = index_checks::at_least_1d(ids_0d);
   int64_t d = wrap_dim("gather", dim, t.ndim());

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "index_checks.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -353,6 +354,7 @@ Tensor linear_ids(const ResolvedIndex& w, const Shape& sizes) {
 // t[i, j] for index arrays i, j: the array dims become one dim of their sizes' product,
 // gathered at the linear ids ((i * size_j) + j), which then unfolds to the broadcast shape.
 Tensor gather_arrays(const ResolvedIndex& w) {
+  autograd::refuse_grad("index", {&w.view});
   const Shape sizes = array_sizes(w);
   const Placement p = placement(w);
   const Tensor lin = linear_ids(w, sizes);
@@ -419,6 +421,8 @@ Tensor read_index(const ResolvedIndex& r) {
 }
 
 void write_index(const ResolvedIndex& r, const Tensor& value) {
+  autograd::check_inplace("setitem", r.view);
+  autograd::refuse_grad("setitem", {&value});
   Storage::check_same_device("setitem", *r.view.storage(), *value.storage());
   if (r.mask) return mask_write(r.view, *r.mask, value);
   if (!r.ids.empty()) return set_through_arrays(r, value);

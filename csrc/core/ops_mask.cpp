@@ -3,6 +3,7 @@
 // size depends on it, as in PyTorch); the backends' nonzero op then compacts the mask on
 // the device, and the values move by the device's gather and scatter.
 #include "index_checks.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -104,6 +105,7 @@ Tensor count_nonzero(const Tensor& t, const Dims& dims) {
 }
 
 Tensor masked_select(const Tensor& t, const Tensor& mask) {
+  autograd::refuse_grad("masked_select", {&t});
   const char* op = "masked_select";
   Storage::check_same_device(op, *t.storage(), *mask.storage());
   if (mask.dtype() != DType::Bool) bad_mask_dtype(op, mask.dtype());
@@ -114,6 +116,7 @@ Tensor masked_select(const Tensor& t, const Tensor& mask) {
 }
 
 Tensor mask_read(const Tensor& t, const Tensor& mask) {
+  autograd::refuse_grad("index", {&t});
   check_leading_mask(t, mask);
   Shape rows{mask.numel()};
   const Shape rest = rest_of(t, mask);

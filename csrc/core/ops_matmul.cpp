@@ -1,8 +1,10 @@
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
 Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
+  if (autograd::wants_grad({&lhs, &rhs})) return autograd::d::matmul(lhs, rhs);
   if (lhs.ndim() == 0 || rhs.ndim() == 0)
     throw_shape_mismatch("matmul", lhs.shape(), rhs.shape(),
                          "both sides need at least 1 dim (use mul for scalars)");
@@ -61,6 +63,7 @@ void check_vector_operands(const char* op, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  if (autograd::wants_grad({&a, &b})) return autograd::d::dot(a, b);
   if (a.ndim() != 1 || b.ndim() != 1)
     throw_shape_mismatch("dot", a.shape(), b.shape(),
                          "expects two 1-D tensors (matmul takes matrices), got " +
@@ -73,6 +76,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& mat, const Tensor& vec) {
+  if (autograd::wants_grad({&mat, &vec})) return autograd::d::mv(mat, vec);
   if (mat.ndim() != 2 || vec.ndim() != 1)
     throw_shape_mismatch("mv", mat.shape(), vec.shape(),
                          "expects a 2-D matrix and a 1-D vector (matmul broadcasts batches), "

@@ -1,15 +1,18 @@
 #include "device.h"
 #include "error.h"
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
 Tensor contiguous(const Tensor& t) {
   if (t.is_contiguous() && t.layout().offset() == 0 && t.storage()->numel() == t.numel()) return t;
+  if (autograd::wants_grad({&t})) return autograd::d::copy("CloneBackward0", t, [](const Tensor& x) { return contiguous(x); });
   return clone(t);
 }
 
 Tensor clone(const Tensor& t) {
+  if (autograd::wants_grad({&t})) return autograd::d::copy("CloneBackward0", t, [](const Tensor& x) { return clone(x); });
   Tensor out = empty(t.shape(), t.dtype(), t.device(), "contiguous");
   StorageLocks locks(__func__, {t.storage().get()}, {out.storage().get()});
   t.storage()->impl().copy_strided(t.layout(), out.storage()->impl(), out.layout());
@@ -38,6 +41,8 @@ void cast_into(const Tensor& src, const Layout& layout, const Tensor& dst) {
 
 Tensor to_dtype(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
+  if (autograd::wants_grad({&t}))
+    return autograd::d::copy("ToCopyBackward0", t, [dtype](const Tensor& x) { return to_dtype(x, dtype); });
   DevicePtr dev = t.device();
   if (!dev->supports_dtype(dtype))
     throw_unsupported_dtype("to_dtype", dtype, dev, "this backend has no kernels for it");
@@ -67,6 +72,8 @@ bool write_clobbers(const Tensor& src, const Layout& read, const Tensor& dst) {
 }
 
 void copy_into(const Tensor& src, const Tensor& dst, const char* op) {
+  autograd::check_inplace(op, dst);
+  autograd::refuse_grad(op, {&src});
   Layout src_layout = src.layout().broadcast_to(op, dst.shape());
   Storage::check_same_device(op, *dst.storage(), *src.storage());
   check_writable(op, dst);
@@ -76,6 +83,7 @@ void copy_into(const Tensor& src, const Tensor& dst, const char* op) {
 
 Tensor to_device(const Tensor& t, const DevicePtr& device) {
   if (t.device()->same_device(*device)) return t;
+  if (autograd::wants_grad({&t})) return autograd::d::to_device(t, device);
   if (!device->supports_dtype(t.dtype()))
     throw_unsupported_dtype("to_device", t.dtype(), device,
                             "convert first, e.g. t.to_dtype(ember.float32).to_device(dst)");
@@ -96,6 +104,8 @@ void to_host(const Tensor& t, void* dst) {
 
 void copy_from(const Tensor& dst, const Tensor& src) {
   const char* op = "copy_";
+  autograd::check_inplace(op, dst);
+  autograd::refuse_grad(op, {&src});
   if (dst.device()->same_device(*src.device())) return copy_into(src, dst, op);
   check_writable(op, dst);
   auto* host = static_cast<char*>(dst.storage()->impl().host_memory());

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -51,6 +52,7 @@ Tensor reduce_masked(ReduceOp op, const Tensor& t, const std::vector<bool>& mask
 }  // namespace
 
 Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim) {
+  if (autograd::wants_grad({&t})) return autograd::d::reduce(op, t, dims, keepdim);
   const char* name = reduce_name(op);
   auto mask = reduced_mask(name, t, dims);
   if (!t.device()->supports_dtype(t.dtype()))
@@ -60,6 +62,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {
+  if (autograd::wants_grad({&t})) return autograd::d::mean(t, dims, keepdim);
   if (!dtype_is_float(t.dtype()))
     throw_unsupported_dtype("mean", t.dtype(), t.device(),
                             "it needs a float dtype; use t.to_dtype(ember.float32).mean()");
@@ -92,6 +95,7 @@ Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool
 }
 
 Tensor softmax(const Tensor& t, int64_t dim, bool log) {
+  if (autograd::wants_grad({&t})) return autograd::d::softmax(t, dim, log);
   const char* name = log ? "log_softmax" : "softmax";
   if (t.ndim() == 0) return softmax(unsqueeze(t, 0), 0, log).view_as(Layout(Shape{}));
   int64_t d = wrap_dim(name, dim, t.ndim());

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "tensor.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -115,6 +116,7 @@ Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdi
 }
 
 Tensor prod(const Tensor& t, const Dims& dims, bool keepdim) {
+  autograd::refuse_grad("prod", {&t});
   Reduced r = reduced("prod", t, dims);
   if (!t.device()->supports_dtype(t.dtype()))
     throw_unsupported_dtype("prod", t.dtype(), t.device(), "this backend has no kernels for it");

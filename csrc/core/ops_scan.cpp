@@ -1,6 +1,7 @@
 // cumsum and cumprod: PyTorch's result dtypes, the scan itself in the backends.
 #include "dim_last.h"
 #include "tensor.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -13,6 +14,7 @@ const char* scan_name(ScanOp op) {
 }  // namespace
 
 Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype) {
+  autograd::refuse_grad(op == ScanOp::Sum ? "cumsum" : "cumprod", {&t});
   const char* name = scan_name(op);
   if (t.ndim() == 0) {  // PyTorch allows dim 0 / -1 on a 0-d tensor
     wrap_dim(name, dim, 1);

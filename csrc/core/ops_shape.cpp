@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "tensor.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -34,6 +35,8 @@ Shape infer_shape(const char* op, const Tensor& t, Shape shape) {
 }  // namespace
 
 Tensor reshape(const Tensor& t, Shape shape) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::reshaped("ViewBackward0", t, [shape](const Tensor& x) { return reshape(x, shape); });
   shape = infer_shape("reshape", t, std::move(shape));
   Layout l;
   if (t.layout().try_reshape(shape, &l)) return t.view_as(l);
@@ -41,6 +44,8 @@ Tensor reshape(const Tensor& t, Shape shape) {
 }
 
 Tensor view(const Tensor& t, Shape shape) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::reshaped("ViewBackward0", t, [shape](const Tensor& x) { return view(x, shape); });
   shape = infer_shape("view", t, std::move(shape));
   Layout l;
   if (!t.layout().try_reshape(shape, &l))
@@ -50,11 +55,13 @@ Tensor view(const Tensor& t, Shape shape) {
 }
 
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
+  if (autograd::wants_grad({&t})) return autograd::d::transpose(t, d0, d1);
   int64_t a = wrap_dim("transpose", d0, t.ndim()), b = wrap_dim("transpose", d1, t.ndim());
   return t.view_as(t.layout().transpose(a, b));
 }
 
 Tensor permute(const Tensor& t, const Dims& order) {
+  if (int64_t(order.size()) == t.ndim() && autograd::wants_grad({&t})) return autograd::d::permute(t, order);
   if (int64_t(order.size()) != t.ndim())
     throw_invalid("permute", "got " + std::to_string(order.size()) + " dims for a tensor of " +
                                  std::to_string(t.ndim()) + " dims");
@@ -70,6 +77,8 @@ Tensor permute(const Tensor& t, const Dims& order) {
 }
 
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t len) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::part("SliceBackward0", t, [=](const Tensor& x) { return narrow(x, dim, start, len); });
   int64_t d = wrap_dim("narrow", dim, t.ndim());
   int64_t size = t.shape()[size_t(d)];
   if (start < 0) start += size;
@@ -83,6 +92,8 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t len) {
 }
 
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::part("SliceBackward0", t, [=](const Tensor& x) { return slice(x, dim, start, stop, step); });
   // start/stop already clipped by the caller (Python's slice.indices), step != 0.
   int64_t d = wrap_dim("slice", dim, t.ndim());
   if (step == 0 || step == INT64_MIN)
@@ -94,6 +105,8 @@ Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t 
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::part("SelectBackward0", t, [=](const Tensor& x) { return select(x, dim, index); });
   int64_t d = wrap_dim("index", dim, t.ndim());
   int64_t size = t.shape()[size_t(d)];
   if (index < -size || index >= size)
@@ -105,6 +118,8 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
 }
 
 Tensor squeeze(const Tensor& t, std::optional<int64_t> dim) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::reshaped(dim ? "SqueezeBackward1" : "SqueezeBackward0", t, [dim](const Tensor& x) { return squeeze(x, dim); });
   if (dim) {
     int64_t d = wrap_dim("squeeze", *dim, t.ndim());
     return t.shape()[size_t(d)] == 1 ? t.view_as(t.layout().squeeze(d)) : t;
@@ -116,6 +131,8 @@ Tensor squeeze(const Tensor& t, std::optional<int64_t> dim) {
 }
 
 Tensor squeeze_dims(const Tensor& t, const Dims& dims) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::reshaped("SqueezeBackward2", t, [dims](const Tensor& x) { return squeeze_dims(x, dims); });
   std::vector<bool> chosen(size_t(t.ndim()), false);
   for (int64_t d : dims) {
     int64_t w = wrap_dim("squeeze", d, t.ndim());
@@ -129,6 +146,8 @@ Tensor squeeze_dims(const Tensor& t, const Dims& dims) {
 }
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  if (autograd::wants_grad({&t}))
+    return autograd::d::reshaped("UnsqueezeBackward0", t, [dim](const Tensor& x) { return unsqueeze(x, dim); });
   int64_t d = wrap_dim("unsqueeze", dim, t.ndim() + 1);
   return t.view_as(t.layout().unsqueeze(d));
 }
@@ -146,12 +165,14 @@ Tensor flatten(const Tensor& t, int64_t start, int64_t end) {
 }
 
 Tensor broadcast_to(const Tensor& t, const Shape& shape) {
+  if (autograd::wants_grad({&t})) return autograd::d::broadcast_to(t, shape);
   check_shape("broadcast_to", shape);
   return t.view_as(t.layout().broadcast_to("broadcast_to", shape));
 }
 
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   if (ts.empty()) throw_invalid("cat", "needs at least one tensor");
+  if (autograd::wants_grad(ts)) return autograd::d::cat(ts, dim);
   const Tensor& first = ts[0];
   int64_t d = wrap_dim("cat", dim, first.ndim());
   Shape shape = first.shape();
@@ -186,6 +207,7 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
 
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
   if (ts.empty()) throw_invalid("stack", "needs at least one tensor");
+  if (autograd::wants_grad(ts)) return autograd::d::stack(ts, dim);
   int64_t d = wrap_dim("stack", dim, ts[0].ndim() + 1);
   for (const Tensor& t : ts)
     if (t.shape() != ts[0].shape())

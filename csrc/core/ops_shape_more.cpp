@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tensor.h"
+#include "autograd.h"
 
 namespace ember {
 
@@ -35,6 +36,7 @@ Tensor reversed_range(const Tensor& t, int64_t d, int64_t start, int64_t len) {
 }  // namespace
 
 Tensor flip(const Tensor& t, const Dims& dims) {
+  autograd::refuse_grad("flip", {&t});
   Tensor v = t;
   for (int64_t d : unique_dims("flip", t, dims)) v = reversed(v, d);
   return clone(v);  // PyTorch's flip copies
@@ -109,7 +111,7 @@ std::vector<Tensor> split_sizes(const Tensor& t, const Shape& sizes, int64_t dim
   std::vector<Tensor> parts;
   int64_t at = 0;
   for (int64_t s : sizes) {
-    parts.push_back(t.view_as(t.layout().narrow(d, at, s)));
+    parts.push_back(narrow(t, d, at, s));
     at += s;
   }
   return parts;

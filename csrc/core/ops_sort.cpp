@@ -4,10 +4,12 @@
 
 #include "dim_last.h"
 #include "tensor.h"
+#include "autograd.h"
 
 namespace ember {
 
 SortResult sort(const Tensor& t, int64_t dim, bool descending) {
+  autograd::refuse_grad("sort", {&t});
   if (t.ndim() == 0) {  // PyTorch allows dim 0 / -1 on a 0-d tensor
     wrap_dim("sort", dim, 1);
     SortResult r = sort(unsqueeze(t, 0), 0, descending);
@@ -30,10 +32,11 @@ SortResult sort(const Tensor& t, int64_t dim, bool descending) {
 
 Tensor argsort(const Tensor& t, int64_t dim, bool descending) {
   wrap_dim("argsort", dim, std::max<int64_t>(t.ndim(), 1));  // errors name argsort
-  return sort(t, dim, descending).indices;
+  return sort(autograd::detach(t), dim, descending).indices;  // indices: outside the graph
 }
 
 SortResult topk(const Tensor& t, int64_t k, int64_t dim, bool largest) {
+  autograd::refuse_grad("topk", {&t});
   const int64_t d = wrap_dim("topk", dim, std::max<int64_t>(t.ndim(), 1));
   const int64_t size = t.ndim() == 0 ? 1 : t.shape()[size_t(d)];
   if (k < 0 || k > size)

@@ -77,7 +77,11 @@ void StorageLocks::lock(std::initializer_list<const Storage*> reads,
       }
     entries_[n_++] = {&s->mutex(), write};
   };
-  for (auto* s : writes) add(s, true);
+  for (auto* s : writes)
+    if (s) {
+      add(s, true);
+      s->bump_version();
+    }
   for (auto* s : reads) add(s, false);
   std::sort(entries_, entries_ + n_, [](const Entry& a, const Entry& b) { return a.mu < b.mu; });
   for (int i = 0; i < n_; ++i) {

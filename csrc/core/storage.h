@@ -2,6 +2,7 @@
 // that checks "same device" before a multi-input op and that knows the move table.
 #pragma once
 
+#include <atomic>
 #include <initializer_list>
 #include <memory>
 #include <shared_mutex>
@@ -22,6 +23,10 @@ class Storage {
   int64_t numel() const { return impl_->numel(); }
   const DevicePtr& device() const { return impl_->device(); }
   std::shared_mutex& mutex() const { return mu_; }
+  // Bumped by every kernel launch that writes this storage (StorageLocks): autograd's
+  // saved tensors compare it to refuse a backward through values changed in place.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() const { version_.fetch_add(1, std::memory_order_relaxed); }
 #if EMBER_TRACKING
   // Where the user's code created this storage, or null (tracking off, or made inside ember).
   tracking::Site site() const {
@@ -54,6 +59,7 @@ class Storage {
  private:
   std::unique_ptr<BackendStorage> impl_;
   mutable std::shared_mutex mu_;
+  mutable std::atomic<uint64_t> version_{0};
 #if EMBER_TRACKING
   bool tracked_ = tracking::enabled();
   mutable std::atomic<tracking::Site> site_{nullptr};

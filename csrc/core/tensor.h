@@ -11,6 +11,10 @@
 
 namespace ember {
 
+namespace autograd {
+struct Meta;  // autograd.h: requires_grad, grad, grad_fn
+}
+
 class Tensor {
  public:
   Tensor(std::shared_ptr<Storage> storage, Layout layout)
@@ -24,12 +28,23 @@ class Tensor {
   DType dtype() const { return storage_->dtype(); }
   const DevicePtr& device() const { return storage_->device(); }
   bool is_contiguous() const { return layout_.is_contiguous(); }
-  // A view of the same storage.
+  // A view of the same storage (not in the autograd graph: ops that record use
+  // autograd.h).
   Tensor view_as(Layout layout) const { return Tensor(storage_, std::move(layout)); }
+
+  // Autograd's facts, shared by the copies of this Tensor (a Python tensor and the core
+  // values that stand for it); null for the many tensors that never require grad, so
+  // that an op pays one pointer test for them.
+  const std::shared_ptr<autograd::Meta>& grad_meta() const { return meta_; }
+  void set_grad_meta(std::shared_ptr<autograd::Meta> m) { meta_ = std::move(m); }
+  // Whether this tensor takes part in the graph (a leaf that requires grad, or an op's
+  // result on a path from one).
+  bool requires_grad() const;
 
  private:
   std::shared_ptr<Storage> storage_;
   Layout layout_;
+  std::shared_ptr<autograd::Meta> meta_;
 };
 
 using Dims = std::vector<int64_t>;

@@ -48,6 +48,7 @@ void bind_ops_misc(py::module_& m, py::class_<Tensor>& cls);  // ops_misc.cpp
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_files(py::module_& m);  // files.cpp: safetensors, pickle bytes
+void bind_autograd(py::module_& m, py::class_<Tensor>& cls);  // autograd.cpp
 
 // ---- errors.cpp
 // Makes `cls.__new__(cls)` (and cls()) raise InvalidTypeError saying `how` to get one:

@@ -30,6 +30,7 @@ const char* class_name(ErrorKind kind) {
     case ErrorKind::ZeroDivision: return "DivisionByZeroError";
     case ErrorKind::FileFormat: return "FileFormatError";
     case ErrorKind::OS: return "OSError";
+    case ErrorKind::Autograd: return "AutogradError";
   }
   return "EmberError";
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "core/autograd.h"
 #include "core/indexing.h"
 
 namespace ember::python {
@@ -110,6 +111,7 @@ Tensor get_item(const Tensor& t, py::handle key) {
 }
 
 void set_item(const Tensor& t, py::handle key, py::handle value) {
+  autograd::check_inplace("setitem", t);  // t's own rule (a leaf), before its views exist
   const IndexKey k = index_key(key, t);
   const ResolvedIndex r = resolve_index(t, k);
   if (r.mask) check_writable("setitem", r.view);  // before the value is made, as numpy

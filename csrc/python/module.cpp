@@ -22,12 +22,14 @@ PYBIND11_MODULE(_core, m) {
   ep::bind_numpy(m, tensor);
   ep::bind_dlpack(m, tensor);
   ep::bind_files(m);
+  ep::bind_autograd(m, tensor);
   ep::bind_tracking(m, tensor);
   ep::refuse_bare_new(m, "Tensor", "use ember.tensor(data), ember.zeros(shape), ...");
   ep::refuse_bare_new(m, "Device", "use ember.device(\"cpu\"), Device.cpu(), Device.metal(), ...");
   ep::refuse_bare_new(m, "DType", "use the module's dtypes, e.g. ember.float32");
   ep::refuse_bare_new(m, "Event", "use device.record_event()");
   ep::refuse_bare_new(m, "_SafetensorsFile", "use ember.safe_open(path)");
+  ep::refuse_bare_new(m, "_GradFn", "use tensor.grad_fn");
   ep::translate_call_errors(m);  // it wraps what the lines above defined
   // Users meet these as ember.Tensor etc.; pickling finds ember.float32 there too.
   for (const char* name : {"Tensor", "Device", "DType"}) m.attr(name).attr("__module__") = "ember";

@@ -1,6 +1,7 @@
 """ember: tensors with explicit devices (CPU, Apple Metal, NVIDIA CUDA) and errors
 that explain themselves. See docs/python-api.md for the whole API."""
 
+import functools
 import sys
 
 if sys.platform != "darwin":
@@ -151,6 +152,29 @@ from . import _ufunc  # noqa: E402, F401  (Tensor.__array_ufunc__)
 # ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
 from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
 from ._size import Size  # noqa: E402  (also makes Tensor.size() a method)
+from . import autograd  # noqa: E402
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .errors import AutogradError  # noqa: E402
+
+
+def _takes_requires_grad(make):
+    """make(..., requires_grad=False): PyTorch's keyword on every creation function."""
+
+    @functools.wraps(make)
+    def made(*args, requires_grad=False, **kwargs):
+        out = make(*args, **kwargs)
+        if requires_grad is not False:
+            out.requires_grad_(requires_grad)
+        return out
+
+    return made
+
+
+for _name in ("tensor", "zeros", "ones", "full", "empty", "rand", "randn", "arange", "linspace",
+              "eye", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",
+              "randn_like", "randint", "randint_like", "from_dlpack"):
+    globals()[_name] = _takes_requires_grad(globals()[_name])
+del _name
 
 __version__ = _core.__version__
 
@@ -290,5 +314,11 @@ __all__ = [
     "save_file",
     "load_file",
     "safe_open",
+    "autograd",
+    "AutogradError",
+    "enable_grad",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
     *_TABLE_OPS,
 ]

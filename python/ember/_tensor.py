@@ -99,7 +99,7 @@ def tensor(data, dtype=None, device=None) -> Tensor:
     "metal:0", or None for the CPU. The data is always copied.
     """
     if isinstance(data, Tensor):
-        out = data.clone()
+        out = data.detach().clone()  # a new leaf, as torch.tensor(t)
         if dtype is not None:
             out = out.to_dtype(dtype)
         return out if device is None else out.to_device(device)

@@ -169,3 +169,13 @@ class FileFormatError(EmberError, ValueError):
     ``name``, the tensor's, where there is one)."""
 
     attributes = ("path", "offset", "name")
+
+
+class AutogradError(EmberError, RuntimeError):
+    """A gradient rule refused (PyTorch raises RuntimeError for each): ``backward()``
+    through a graph already freed, a tensor a backward needs changed in place, an
+    in-place op on a leaf that requires grad, ``backward()`` of a non-scalar without
+    ``gradient=``, an op with no derivative given a tensor that requires grad (``op``
+    names it)."""
+
+    attributes = ("op",)

@@ -1,0 +1,447 @@
+// Each differentiable op's backward, written once over core ops (so every backend
+// differentiates the same way, on the tensors' own device). The formulas are PyTorch's
+// (tools/autograd/derivatives.yaml), including its choices at ties and kinks: relu's and
+// clamp's gradient at the kink, maximum's halves at a tie, amax's even split.
+#include "derivatives.h"
+
+#include <cmath>
+
+namespace ember::autograd::d {
+
+namespace {
+
+// PyTorch's node name for an op: "exp" -> "ExpBackward0".
+std::string node_name(const std::string& op) {
+  std::string out;
+  bool up = true;
+  for (char c : op) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out + "Backward0";
+}
+
+Tensor scalar(double v, const Tensor& like) {
+  return full({}, v, like.dtype(), like.device());
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return ember::binary(BinaryOp::Mul, a, b);
+}
+Tensor add(const Tensor& a, const Tensor& b) {
+  return ember::binary(BinaryOp::Add, a, b);
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return ember::binary(BinaryOp::Sub, a, b);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return ember::binary(BinaryOp::Div, a, b);
+}
+Tensor scale(const Tensor& a, double k) {
+  return ember::affine(a, k, 0.0);
+}
+Tensor zeros_like(const Tensor& t) {
+  return zeros(t.shape(), t.dtype(), t.device());
+}
+// g where `keep` holds, else 0
+Tensor keep_where(const Tensor& keep, const Tensor& g) {
+  return ember::where(keep, g, scalar(0.0, g));
+}
+
+// The reduced dims, wrapped and sorted (empty: all).
+Dims reduced_dims(const char* op, const Dims& dims, int64_t ndim) {
+  Dims out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : dims) out.push_back(wrap_dim(op, d, ndim));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// A reduction's gradient (or result) with its reduced dims back as size 1.
+Tensor kept(const Tensor& g, const Dims& reduced, bool keepdim) {
+  if (keepdim) return g;
+  Tensor out = g;
+  for (int64_t d : reduced) out = ember::unsqueeze(out, d);
+  return out;
+}
+
+// Computes `op` with grad mode off.
+template <typename F>
+Tensor quietly(F&& f) {
+  GradMode off(false);
+  return f();
+}
+
+}  // namespace
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  const Tensor y = quietly([&] { return ember::unary(op, x); });
+  const Saved sx(x), sy(y);
+  const std::string name = node_name(op == UnaryOp::GeluTanh ? "gelu" : unary_name(op));
+  return record(name.c_str(), y, {&x}, [op, sx, sy](const Tensor& g) -> Grads {
+    const Tensor& x = sx.get();
+    const Tensor& y = sy.get();
+    switch (op) {
+      case UnaryOp::Neg: return {scale(g, -1.0)};
+      case UnaryOp::Abs: return {mul(g, ember::unary(UnaryOp::Sign, x))};
+      case UnaryOp::Sqr: return {mul(g, scale(x, 2.0))};
+      case UnaryOp::Relu:
+        return {keep_where(cmp(CmpOp::Gt, y, scalar(0.0, y)), g)};
+      case UnaryOp::Sign:
+      case UnaryOp::Floor:
+      case UnaryOp::Ceil:
+      case UnaryOp::Round:
+      case UnaryOp::Trunc: return {zeros_like(g)};
+      case UnaryOp::Exp: return {mul(g, y)};
+      case UnaryOp::Expm1: return {mul(g, ember::affine(y, 1.0, 1.0))};
+      case UnaryOp::Log: return {div(g, x)};
+      case UnaryOp::Log1p: return {div(g, ember::affine(x, 1.0, 1.0))};
+      case UnaryOp::Sqrt: return {div(g, scale(y, 2.0))};
+      case UnaryOp::Rsqrt:  // -x^(-3/2) / 2 = -y^3 / 2
+        return {mul(g, scale(mul(y, ember::unary(UnaryOp::Sqr, y)), -0.5))};
+      case UnaryOp::Recip: return {mul(g, scale(ember::unary(UnaryOp::Sqr, y), -1.0))};
+      case UnaryOp::Sin: return {mul(g, ember::unary(UnaryOp::Cos, x))};
+      case UnaryOp::Cos: return {mul(g, scale(ember::unary(UnaryOp::Sin, x), -1.0))};
+      case UnaryOp::Tan: return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y), 1.0, 1.0))};
+      case UnaryOp::Tanh:
+        return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y), -1.0, 1.0))};
+      case UnaryOp::Erf:  // 2/sqrt(pi) exp(-x^2)
+        return {mul(g, scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x), -1.0)),
+                             2.0 / std::sqrt(M_PI)))};
+      case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
+        const Tensor cdf = ember::affine(ember::unary(UnaryOp::Erf, scale(x, M_SQRT1_2)), 0.5, 0.5);
+        const Tensor pdf = scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x), -0.5)),
+                                 1.0 / std::sqrt(2.0 * M_PI));
+        return {mul(g, add(cdf, mul(x, pdf)))};
+      }
+      case UnaryOp::GeluTanh: {  // PyTorch's GeluBackward with approximate='tanh'
+        const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+        const Tensor x2 = ember::unary(UnaryOp::Sqr, x);
+        const Tensor inner = scale(mul(x, ember::affine(x2, kappa, 1.0)), beta);
+        const Tensor t = ember::unary(UnaryOp::Tanh, inner);
+        const Tensor left = ember::affine(t, 0.5, 0.5);  // (1 + t) / 2
+        const Tensor right = mul(mul(scale(x, 0.5), ember::affine(ember::unary(UnaryOp::Sqr, t), -1.0, 1.0)),
+                                 ember::affine(x2, 3.0 * kappa * beta, beta));
+        return {mul(g, add(left, right))};
+      }
+      case UnaryOp::Silu: {  // s (1 + x (1 - s))
+        const Tensor s = ember::unary(UnaryOp::Sigmoid, x);
+        return {mul(g, mul(s, ember::affine(mul(x, ember::affine(s, -1.0, 1.0)), 1.0, 1.0)))};
+      }
+      case UnaryOp::Sigmoid: return {mul(g, mul(y, ember::affine(y, -1.0, 1.0)))};
+      case UnaryOp::IsNan:
+      case UnaryOp::IsInf:
+      case UnaryOp::IsFinite:
+      case UnaryOp::BitwiseNot:
+      case UnaryOp::Clamp: break;  // bool or integer results; clamp has its own form
+    }
+    return {std::nullopt};
+  });
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  const Tensor y = quietly([&] { return ember::clamp(x, lo, hi); });
+  const Saved sx(x);
+  return record("ClampBackward1", y, {&x}, [sx, lo, hi](const Tensor& g) -> Grads {
+    const Tensor& x = sx.get();
+    // PyTorch: the gradient passes where lo <= x <= hi (both ends included)
+    std::optional<Tensor> keep;
+    if (lo) keep = cmp(CmpOp::Ge, x, scalar(*lo, x));
+    if (hi) {
+      const Tensor below = cmp(CmpOp::Le, x, scalar(*hi, x));
+      keep = keep ? logical_binary("logical_and", *keep, below) : below;
+    }
+    return {keep ? keep_where(*keep, g) : g};
+  });
+}
+
+Tensor affine(const Tensor& x, double k, double c) {
+  const Tensor y = quietly([&] { return ember::affine(x, k, c); });
+  return record(k == 1.0 ? "AddBackward0" : "MulBackward0", y, {&x},
+                [k](const Tensor& g) -> Grads { return {k == 1.0 ? g : scale(g, k)}; });
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const Tensor y = quietly([&] { return ember::binary(op, a, b); });
+  const Saved sa(a), sb(b), sy(y);
+  const bool na = a.requires_grad(), nb = b.requires_grad();
+  return record(node_name(binary_name(op)).c_str(), y, {&a, &b},
+                [op, sa, sb, sy, na, nb](const Tensor& g) -> Grads {
+    switch (op) {
+      case BinaryOp::Add: return {g, g};
+      case BinaryOp::Sub: return {g, scale(g, -1.0)};
+      case BinaryOp::Mul: {
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        return {nb || na ? std::optional<Tensor>(na ? mul(g, b) : Tensor(g)) : std::nullopt,
+                nb ? std::optional<Tensor>(mul(g, a)) : std::nullopt};
+      }
+      case BinaryOp::Div: {
+        const Tensor& b = sb.get();
+        const Tensor ga = div(g, b);
+        if (!nb) return {ga, std::nullopt};
+        return {ga, scale(mul(ga, sy.get()), -1.0)};  // -g a / b^2 = -(g / b) y
+      }
+      case BinaryOp::Pow: {
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        std::optional<Tensor> ga, gb;
+        if (na) {  // b a^(b-1), 0 where b == 0
+          const Tensor d = mul(b, ember::binary(BinaryOp::Pow, a, ember::affine(b, 1.0, -1.0)));
+          ga = keep_where(cmp(CmpOp::Ne, b, scalar(0.0, b)), mul(g, d));
+        }
+        if (nb) {  // y log(a), 0 where a == 0 and b >= 0
+          const Tensor d = mul(sy.get(), ember::unary(UnaryOp::Log, a));
+          const Tensor zero_base = logical_binary("logical_and", cmp(CmpOp::Eq, a, scalar(0.0, a)),
+                                                  cmp(CmpOp::Ge, b, scalar(0.0, b)));
+          gb = keep_where(logical_not(zero_base), mul(g, d));
+        }
+        return {ga, gb};
+      }
+      case BinaryOp::Maximum:
+      case BinaryOp::Minimum: {  // the larger (smaller) takes it; a tie splits it in halves
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        const CmpOp wins = op == BinaryOp::Maximum ? CmpOp::Gt : CmpOp::Lt;
+        const Tensor half = scale(g, 0.5);
+        const Tensor tie = cmp(CmpOp::Eq, a, b);
+        const Tensor ga = ember::where(cmp(wins, a, b), g, keep_where(tie, half));
+        const Tensor gb = ember::where(cmp(wins, b, a), g, keep_where(tie, half));
+        return {ga, gb};
+      }
+      case BinaryOp::Atan2: {  // (b, -a) / (a^2 + b^2)
+        const Tensor& a = sa.get();
+        const Tensor& b = sb.get();
+        const Tensor r = div(g, add(ember::unary(UnaryOp::Sqr, a), ember::unary(UnaryOp::Sqr, b)));
+        return {mul(r, b), scale(mul(r, a), -1.0)};
+      }
+      case BinaryOp::Remainder:  // a - floor(a / b) b
+        return {g, scale(mul(g, ember::binary(BinaryOp::FloorDivide, sa.get(), sb.get())), -1.0)};
+      case BinaryOp::FloorDivide:
+      case BinaryOp::TruncDivide: return {zeros_like(g), zeros_like(g)};
+      case BinaryOp::BitwiseAnd:
+      case BinaryOp::BitwiseOr:
+      case BinaryOp::BitwiseXor: break;  // integers only
+    }
+    return {std::nullopt, std::nullopt};
+  });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const Tensor y = quietly([&] { return ember::where(cond, a, b); });
+  const Saved sc(cond);
+  return record("WhereBackward0", y, {nullptr, &a, &b}, [sc](const Tensor& g) -> Grads {
+    const Tensor& c = sc.get();
+    return {std::nullopt, keep_where(c, g), keep_where(logical_not(c), g)};
+  });
+}
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  const Tensor y = quietly([&] { return ember::masked_fill(t, mask, value); });
+  const Saved sm(mask);
+  const bool nv = value.requires_grad();
+  return record("MaskedFillBackward0", y, {&t, nullptr, &value},
+                [sm, nv](const Tensor& g) -> Grads {
+    const Tensor m = as_bool(sm.get());
+    std::optional<Tensor> gv;
+    if (nv) gv = ember::reduce(ReduceOp::Sum, keep_where(m, g), {}, false);
+    return {keep_where(logical_not(m), g), std::nullopt, gv};
+  });
+}
+
+Tensor reduce(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
+  const Tensor y = quietly([&] { return ember::reduce(op, x, dims, keepdim); });
+  const Dims red = reduced_dims(reduce_name(op), dims, x.ndim());
+  const Shape shape = x.shape();
+  if (op == ReduceOp::Sum)
+    return record(dims.empty() ? "SumBackward0" : "SumBackward1", y, {&x},
+                  [red, shape, keepdim](const Tensor& g) -> Grads {
+                    return {ember::broadcast_to(kept(g, red, keepdim), shape)};
+                  });
+  if (op == ReduceOp::Max || op == ReduceOp::Min) {  // amax/amin: ties share evenly
+    const Saved sx(x), sy(y);
+    return record(op == ReduceOp::Max ? "AmaxBackward0" : "AminBackward0", y, {&x},
+                  [red, keepdim, sx, sy](const Tensor& g) -> Grads {
+                    const Tensor& x = sx.get();
+                    const Tensor hit = cmp(CmpOp::Eq, x, kept(sy.get(), red, keepdim));
+                    const Tensor count = ember::reduce(ReduceOp::Sum, hit, red, true);
+                    const Tensor share = div(kept(g, red, keepdim), to_dtype(count, g.dtype()));
+                    return {keep_where(hit, share)};
+                  });
+  }
+  return y;  // argmax / argmin: integer results
+}
+
+Tensor mean(const Tensor& x, const Dims& dims, bool keepdim) {
+  const Tensor y = quietly([&] { return ember::mean(x, dims, keepdim); });
+  const Dims red = reduced_dims("mean", dims, x.ndim());
+  const Shape shape = x.shape();
+  int64_t count = 1;
+  for (int64_t d : red) count *= shape[size_t(d)];
+  return record(dims.empty() ? "MeanBackward0" : "MeanBackward1", y, {&x},
+                [red, shape, keepdim, count](const Tensor& g) -> Grads {
+                  return {ember::broadcast_to(scale(kept(g, red, keepdim), 1.0 / double(count)),
+                                              shape)};
+                });
+}
+
+Tensor softmax(const Tensor& x, int64_t dim, bool log) {
+  const Tensor y = quietly([&] { return ember::softmax(x, dim, log); });
+  const Saved sy(y);
+  const int64_t d = x.ndim() == 0 ? 0 : wrap_dim(log ? "log_softmax" : "softmax", dim, x.ndim());
+  const bool scalar0 = x.ndim() == 0;
+  return record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", y, {&x},
+                [sy, d, log, scalar0](const Tensor& g) -> Grads {
+    if (scalar0) return {zeros_like(g)};
+    const Tensor& y = sy.get();
+    if (log)  // g - exp(y) sum(g)
+      return {sub(g, mul(ember::unary(UnaryOp::Exp, y), ember::reduce(ReduceOp::Sum, g, {d}, true)))};
+    const Tensor gy = mul(g, y);  // y (g - sum(g y))
+    return {mul(y, sub(g, ember::reduce(ReduceOp::Sum, gy, {d}, true)))};
+  });
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const Tensor y = quietly([&] { return ember::matmul(a, b); });
+  const Saved sa(a), sb(b);
+  const bool na = a.requires_grad(), nb = b.requires_grad();
+  const char* name = a.ndim() == 2 && b.ndim() == 2   ? "MmBackward0"
+                     : a.ndim() == 1 && b.ndim() == 1 ? "DotBackward0"
+                     : a.ndim() == 2 && b.ndim() == 1 ? "MvBackward0"
+                                                      : "MatmulBackward0";
+  return record(name, y, {&a, &b}, [sa, sb, na, nb](const Tensor& g) -> Grads {
+    const Tensor& a = sa.get();
+    const Tensor& b = sb.get();
+    const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+    // As matrices: a 1-D lhs is a row (1, K), a 1-D rhs a column (K, 1).
+    const Tensor A = a1 ? ember::unsqueeze(a, 0) : a;
+    const Tensor B = b1 ? ember::unsqueeze(b, 1) : b;
+    Tensor G = g;
+    if (a1 && b1)
+      G = ember::reshape(g, {1, 1});
+    else if (a1)
+      G = ember::unsqueeze(g, g.ndim() - 1);
+    else if (b1)
+      G = ember::unsqueeze(g, g.ndim());
+    std::optional<Tensor> ga, gb;
+    if (na)
+      ga = ember::reshape(sum_to(ember::matmul(G, ember::transpose(B, -1, -2)), A.shape()),
+                          a.shape());
+    if (nb)
+      gb = ember::reshape(sum_to(ember::matmul(ember::transpose(A, -1, -2), G), B.shape()),
+                          b.shape());
+    return {ga, gb};
+  });
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  const Tensor y = quietly([&] { return ember::dot(a, b); });
+  const Saved sa(a), sb(b);
+  return record("DotBackward0", y, {&a, &b}, [sa, sb](const Tensor& g) -> Grads {
+    return {mul(g, sb.get()), mul(g, sa.get())};
+  });
+}
+
+Tensor mv(const Tensor& m, const Tensor& v) {
+  const Tensor y = quietly([&] { return ember::mv(m, v); });
+  const Saved sm(m), sv(v);
+  const bool nm = m.requires_grad(), nv = v.requires_grad();
+  return record("MvBackward0", y, {&m, &v}, [sm, sv, nm, nv](const Tensor& g) -> Grads {
+    std::optional<Tensor> gm, gv;
+    if (nm) gm = ember::matmul(ember::unsqueeze(g, 1), ember::unsqueeze(sv.get(), 0));
+    if (nv) gv = ember::mv(ember::transpose(sm.get(), 0, 1), g);
+    return {gm, gv};
+  });
+}
+
+Tensor reshaped(const char* name, const Tensor& x, const std::function<Tensor(const Tensor&)>& op) {
+  const Tensor y = quietly([&] { return op(x); });
+  const Shape shape = x.shape();
+  return record(name, y, {&x},
+                [shape](const Tensor& g) -> Grads { return {ember::reshape(g, shape)}; });
+}
+
+Tensor part(const char* name, const Tensor& x, const std::function<Tensor(const Tensor&)>& op) {
+  const Tensor y = quietly([&] { return op(x); });
+  const Shape shape = x.shape();
+  return record(name, y, {&x}, [shape, op](const Tensor& g) -> Grads {
+    const Tensor z = zeros(shape, g.dtype(), g.device());
+    copy_into(g, op(z), "backward");
+    return {z};
+  });
+}
+
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+  const Tensor y = quietly([&] { return ember::transpose(x, d0, d1); });
+  return record("TransposeBackward0", y, {&x},
+                [d0, d1](const Tensor& g) -> Grads { return {ember::transpose(g, d0, d1)}; });
+}
+
+Tensor permute(const Tensor& x, const Dims& order) {
+  const Tensor y = quietly([&] { return ember::permute(x, order); });
+  Dims inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    inverse[size_t(wrap_dim("permute", order[i], x.ndim()))] = int64_t(i);
+  return record("PermuteBackward0", y, {&x},
+                [inverse](const Tensor& g) -> Grads { return {ember::permute(g, inverse)}; });
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  const Tensor y = quietly([&] { return ember::broadcast_to(x, shape); });
+  // the engine sums the gradient back over the broadcast dims
+  return record("ExpandBackward0", y, {&x}, [](const Tensor& g) -> Grads { return {g}; });
+}
+
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
+  const Tensor y = quietly([&] { return ember::cat(ts, dim); });
+  const int64_t d = wrap_dim("cat", dim, ts[0].ndim());
+  std::vector<int64_t> sizes;
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : ts) {
+    sizes.push_back(t.shape()[size_t(d)]);
+    inputs.push_back(&t);
+  }
+  return record("CatBackward0", y, inputs, [sizes, d](const Tensor& g) -> Grads {
+    Grads out;
+    int64_t at = 0;
+    for (int64_t n : sizes) {
+      out.push_back(ember::narrow(g, d, at, n));
+      at += n;
+    }
+    return out;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
+  const Tensor y = quietly([&] { return ember::stack(ts, dim); });
+  const int64_t d = wrap_dim("stack", dim, ts[0].ndim() + 1);
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : ts) inputs.push_back(&t);
+  const size_t n = ts.size();
+  return record("StackBackward0", y, inputs, [n, d](const Tensor& g) -> Grads {
+    Grads out;
+    for (size_t i = 0; i < n; ++i) out.push_back(ember::select(g, d, int64_t(i)));
+    return out;
+  });
+}
+
+Tensor copy(const char* name, const Tensor& x, const std::function<Tensor(const Tensor&)>& op) {
+  const Tensor y = quietly([&] { return op(x); });
+  return record(name, y, {&x}, [](const Tensor& g) -> Grads { return {g}; });
+}
+
+Tensor to_device(const Tensor& x, const DevicePtr& device) {
+  const Tensor y = quietly([&] { return ember::to_device(x, device); });
+  const DevicePtr home = x.device();
+  return record("ToCopyBackward0", y, {&x},
+                [home](const Tensor& g) -> Grads { return {ember::to_device(g, home)}; });
+}
+
+}  // namespace ember::autograd::d
