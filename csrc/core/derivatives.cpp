@@ -4,7 +4,11 @@
 // clamp's gradient at the kink, maximum's halves at a tie, amax's even split.
 #include "derivatives.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+
+#include "index_checks.h"
 
 namespace ember::autograd::d {
 
@@ -74,7 +78,7 @@ Tensor kept(const Tensor& g, const Dims& reduced, bool keepdim) {
 
 // Computes `op` with grad mode off.
 template <typename F>
-Tensor quietly(F&& f) {
+auto quietly(F&& f) {
   GradMode off(false);
   return f();
 }
@@ -442,6 +446,137 @@ Tensor to_device(const Tensor& x, const DevicePtr& device) {
   const DevicePtr home = x.device();
   return record("ToCopyBackward0", y, {&x},
                 [home](const Tensor& g) -> Grads { return {ember::to_device(g, home)}; });
+}
+
+Tensor select_checked(const Tensor& x, int64_t d, const Tensor& ids) {
+  const Tensor y = quietly([&] { return index_checks::select_checked(x, d, ids); });
+  const Saved si(ids);
+  const Shape shape = x.shape();
+  return record("IndexSelectBackward0", y, {&x}, [si, d, shape](const Tensor& g) -> Grads {
+    const Tensor z = zeros(shape, g.dtype(), g.device());
+    index_checks::put_along("index_select", z, d, si.get(), g, /*accumulate=*/true);
+    return {z};
+  });
+}
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& ids) {
+  const Tensor y = quietly([&] { return ember::gather(x, dim, ids); });
+  const Saved si(index_checks::at_least_1d(ids));
+  const Shape shape = x.shape();
+  const int64_t d = wrap_dim("gather", dim, std::max<int64_t>(x.ndim(), 1));
+  return record("GatherBackward0", y, {&x}, [si, d, shape](const Tensor& g) -> Grads {
+    const Shape flat = shape.empty() ? Shape{1} : shape;
+    const Tensor z = zeros(flat, g.dtype(), g.device());
+    index_checks::scatter_checked(z, d, index_checks::kernel_ids(si.get()),
+                                  ember::reshape(g, si.get().shape()), /*accumulate=*/true);
+    return {ember::reshape(z, shape)};
+  });
+}
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& ids, const Tensor& src, bool accumulate) {
+  const Tensor y = quietly([&] { return ember::scatter(x, dim, ids, src, accumulate, false); });
+  const Saved si(index_checks::at_least_1d(ids));
+  const int64_t d = wrap_dim("scatter", dim, std::max<int64_t>(x.ndim(), 1));
+  const Shape src_shape = src.shape();
+  const bool nx = x.requires_grad(), ns = src.requires_grad();
+  return record(accumulate ? "ScatterAddBackward0" : "ScatterBackward0", y, {&x, &src},
+                [si, d, src_shape, accumulate, nx, ns](const Tensor& g) -> Grads {
+    const Tensor& ids = si.get();
+    const Tensor g1 = index_checks::at_least_1d(g);
+    std::optional<Tensor> gx, gs;
+    if (nx)  // a set replaces: the written positions pass nothing back
+      gx = accumulate ? g : ember::reshape(ember::scatter(g1, d, ids, zeros(ids.shape(), g.dtype(), g.device()),
+                                                          false, false), g.shape());
+    if (ns) {
+      Tensor part = ember::gather(g1, d, ids);  // ids' shape; src may be larger
+      if (part.shape() != src_shape && int64_t(src_shape.size()) == part.ndim()) {
+        const Tensor z = zeros(src_shape, g.dtype(), g.device());
+        Tensor corner = z;
+        for (int64_t k = 0; k < part.ndim(); ++k) corner = ember::narrow(corner, k, 0, part.shape()[size_t(k)]);
+        copy_into(part, corner, "backward");
+        part = z;
+      }
+      gs = part;
+    }
+    return {gx, gs};
+  });
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& ids, const Tensor& src,
+                 const std::optional<Tensor>& alpha) {
+  refuse_grad("index_add", {alpha ? &*alpha : nullptr});  // alpha's own gradient: not yet
+  const Tensor y = quietly([&] { return ember::index_add(x, dim, ids, src, alpha, false); });
+  const Saved si(index_checks::at_least_1d(ids));
+  const int64_t d = wrap_dim("index_add", dim, std::max<int64_t>(x.ndim(), 1));
+  std::optional<Saved> sa;
+  if (alpha) sa.emplace(*alpha);
+  const Shape src_shape = src.shape();
+  return record("IndexAddBackward0", y, {&x, &src}, [si, sa, d, src_shape](const Tensor& g) -> Grads {
+    Tensor gs = ember::index_select(index_checks::at_least_1d(g), d, si.get());
+    if (sa) gs = mul(gs, sa->get());
+    return {g, ember::reshape(gs, src_shape)};
+  });
+}
+
+SortResult sort(const Tensor& x, int64_t dim, bool descending) {
+  SortResult r = quietly([&] { return ember::sort(x, dim, descending); });
+  const Saved si(r.indices);
+  const Shape shape = x.shape();
+  const int64_t d = wrap_dim("sort", dim, std::max<int64_t>(x.ndim(), 1));
+  r.values = record("SortBackward0", r.values, {&x}, [si, d, shape](const Tensor& g) -> Grads {
+    if (shape.empty()) return {g};
+    const Tensor z = zeros(shape, g.dtype(), g.device());
+    // each row's indices are a permutation: every position is written once
+    index_checks::scatter_checked(z, d, si.get(), g, false, /*unique_ids=*/true);
+    return {z};
+  });
+  return r;
+}
+
+Tensor flip(const Tensor& x, const Dims& dims) {
+  const Tensor y = quietly([&] { return ember::flip(x, dims); });
+  return record("FlipBackward0", y, {&x},
+                [dims](const Tensor& g) -> Grads { return {ember::flip(g, dims)}; });
+}
+
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  const Tensor y = quietly([&] { return ember::scan(ScanOp::Sum, x, dim, dtype); });
+  const int64_t d = wrap_dim("cumsum", dim, std::max<int64_t>(x.ndim(), 1));
+  const bool scalar0 = x.ndim() == 0;
+  // the gradient of a running sum is the running sum of the gradient from the other end
+  return record("CumsumBackward0", y, {&x}, [d, scalar0](const Tensor& g) -> Grads {
+    if (scalar0) return {g};
+    return {ember::flip(ember::scan(ScanOp::Sum, ember::flip(g, {d}), d, std::nullopt), {d})};
+  });
+}
+
+Tensor pad_constant(const Tensor& x, const Shape& pads, double value) {
+  const Tensor y = quietly([&] { return ember::pad(x, pads, PadMode::Constant, value); });
+  const Shape shape = x.shape();
+  // the gradient is the output's gradient where the input landed; padding crops it back
+  return record("ConstantPadNdBackward0", y, {&x}, [pads, shape](const Tensor& g) -> Grads {
+    Tensor out = g;
+    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> grow;  // cropped dims
+    for (size_t i = 0; i < pads.size() / 2; ++i) {
+      const int64_t d = int64_t(shape.size()) - 1 - int64_t(i), lo = pads[2 * i], hi = pads[2 * i + 1];
+      const int64_t n = shape[size_t(d)];
+      const int64_t start = std::max<int64_t>(lo, 0);
+      const int64_t len = std::min(n - std::max<int64_t>(-lo, 0) - std::max<int64_t>(-hi, 0),
+                                   out.shape()[size_t(d)] - start);
+      out = ember::narrow(out, d, start, std::max<int64_t>(len, 0));
+      if (lo < 0 || hi < 0) grow.push_back({d, {std::max<int64_t>(-lo, 0), std::max<int64_t>(-hi, 0)}});
+    }
+    if (!grow.empty()) {  // the cropped input positions get zeros
+      Shape pads_back(2 * shape.size(), 0);
+      for (auto& [d, lh] : grow) {
+        const size_t i = shape.size() - 1 - size_t(d);
+        pads_back[2 * i] = lh.first;
+        pads_back[2 * i + 1] = lh.second;
+      }
+      out = ember::pad(out, pads_back, PadMode::Constant, 0.0);
+    }
+    return {out};
+  });
 }
 
 }  // namespace ember::autograd::d

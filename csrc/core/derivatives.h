@@ -35,5 +35,17 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 // to_dtype, contiguous, clone: the gradient passes through (cast back by the engine).
 Tensor copy(const char* name, const Tensor& x, const std::function<Tensor(const Tensor&)>& op);
 Tensor to_device(const Tensor& x, const DevicePtr& device);
+// Rows of x at checked ids along d (index_checks::select_checked): what index_select,
+// embedding, masked_select, t[mask] and t[ids] read through. Its gradient adds the output's
+// rows back at the ids (repeated ids sum).
+Tensor select_checked(const Tensor& x, int64_t d, const Tensor& ids);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& ids);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& ids, const Tensor& src, bool accumulate);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& ids, const Tensor& src,
+                 const std::optional<Tensor>& alpha);
+SortResult sort(const Tensor& x, int64_t dim, bool descending);
+Tensor flip(const Tensor& x, const Dims& dims);
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype);
+Tensor pad_constant(const Tensor& x, const Shape& pads, double value);
 
 }  // namespace ember::autograd::d

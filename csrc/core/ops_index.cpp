@@ -2,6 +2,7 @@
 
 #include "index_checks.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -82,6 +83,7 @@ Tensor kernel_ids(const Tensor& ids) {
 }
 
 Tensor select_checked(const Tensor& t, int64_t d, const Tensor& ids) {
+  if (autograd::wants_grad({&t})) return autograd::d::select_checked(t, d, ids);
   Shape shape = t.shape();
   shape[size_t(d)] = ids.numel();
   Tensor out = empty(shape, t.dtype(), t.device(), "index_select");
@@ -123,7 +125,6 @@ void put_along(const char* op, const Tensor& dst, int64_t d, const Tensor& ids,
 using index_checks::kernel_ids;
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
-  autograd::refuse_grad("index_select", {&t});
   int64_t d = wrap_dim("index_select", dim, t.ndim());
   if (ids_in.ndim() != 1)
     throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
@@ -134,7 +135,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
 }
 
 Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
-  autograd::refuse_grad("gather", {&t_in});
+  if (autograd::wants_grad({&t_in})) return autograd::d::gather(t_in, dim, ids_0d);
   // 0-d input and ids act as 1-d of one element, as in PyTorch and scatter
   const Tensor t = index_checks::at_least_1d(t_in), ids_in = index_checks::at_least_1d(ids_0d);
   int64_t d = wrap_dim("gather", dim, t.ndim());

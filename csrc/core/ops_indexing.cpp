@@ -354,7 +354,6 @@ Tensor linear_ids(const ResolvedIndex& w, const Shape& sizes) {
 // t[i, j] for index arrays i, j: the array dims become one dim of their sizes' product,
 // gathered at the linear ids ((i * size_j) + j), which then unfolds to the broadcast shape.
 Tensor gather_arrays(const ResolvedIndex& w) {
-  autograd::refuse_grad("index", {&w.view});
   const Shape sizes = array_sizes(w);
   const Placement p = placement(w);
   const Tensor lin = linear_ids(w, sizes);

@@ -105,7 +105,6 @@ Tensor count_nonzero(const Tensor& t, const Dims& dims) {
 }
 
 Tensor masked_select(const Tensor& t, const Tensor& mask) {
-  autograd::refuse_grad("masked_select", {&t});
   const char* op = "masked_select";
   Storage::check_same_device(op, *t.storage(), *mask.storage());
   if (mask.dtype() != DType::Bool) bad_mask_dtype(op, mask.dtype());
@@ -116,7 +115,6 @@ Tensor masked_select(const Tensor& t, const Tensor& mask) {
 }
 
 Tensor mask_read(const Tensor& t, const Tensor& mask) {
-  autograd::refuse_grad("index", {&t});
   check_leading_mask(t, mask);
   Shape rows{mask.numel()};
   const Shape rest = rest_of(t, mask);

@@ -135,7 +135,6 @@ Shape out_sizes(const Tensor& t, const Shape& size, const std::vector<double>& s
 
 Tensor interpolate(const Tensor& t, const Shape& size, const std::vector<double>& scales,
                    const std::string& mode, std::optional<bool> align_corners) {
-  autograd::refuse_grad("interpolate", {&t});
   if (t.ndim() != 3 && t.ndim() != 4)
     throw_invalid(kOp, "expects a 3-D (N, C, W) or 4-D (N, C, H, W) input, got " +
                            std::to_string(t.ndim()) + "-D of shape " + shape_str(t.shape()));

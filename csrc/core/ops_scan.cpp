@@ -2,6 +2,7 @@
 #include "dim_last.h"
 #include "tensor.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -14,7 +15,8 @@ const char* scan_name(ScanOp op) {
 }  // namespace
 
 Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype) {
-  autograd::refuse_grad(op == ScanOp::Sum ? "cumsum" : "cumprod", {&t});
+  if (op == ScanOp::Sum && autograd::wants_grad({&t})) return autograd::d::cumsum(t, dim, dtype);
+  autograd::refuse_grad("cumprod", {&t});
   const char* name = scan_name(op);
   if (t.ndim() == 0) {  // PyTorch allows dim 0 / -1 on a 0-d tensor
     wrap_dim(name, dim, 1);

@@ -4,6 +4,7 @@
 
 #include "index_checks.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -50,7 +51,10 @@ Tensor target(const char* op, const Tensor& t, bool inplace) {
 Tensor scatter(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Tensor& src_in,
                bool accumulate, bool inplace) {
   if (inplace) autograd::check_inplace(accumulate ? "scatter_add_" : "scatter_", t_in);
-  autograd::refuse_grad(accumulate ? "scatter_add" : "scatter", {&t_in, &src_in});
+  if (autograd::wants_grad({&t_in, &src_in})) {
+    if (inplace) autograd::refuse_grad(accumulate ? "scatter_add_" : "scatter_", {&src_in});
+    return autograd::d::scatter(t_in, dim, ids_in, src_in, accumulate);
+  }
   const char* op =
       accumulate ? (inplace ? "scatter_add_" : "scatter_add") : (inplace ? "scatter_" : "scatter");
   const Tensor t = at_least_1d(t_in), ids = at_least_1d(ids_in), src = at_least_1d(src_in);
@@ -66,7 +70,10 @@ Tensor scatter(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Tens
 Tensor index_add(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Tensor& source_in,
                  const std::optional<Tensor>& alpha, bool inplace) {
   if (inplace) autograd::check_inplace("index_add_", t_in);
-  autograd::refuse_grad("index_add", {&t_in, &source_in, alpha ? &*alpha : nullptr});
+  if (autograd::wants_grad({&t_in, &source_in, alpha ? &*alpha : nullptr})) {
+    if (inplace) autograd::refuse_grad("index_add_", {&source_in});
+    return autograd::d::index_add(t_in, dim, ids_in, source_in, alpha);
+  }
   const char* op = inplace ? "index_add_" : "index_add";
   const Tensor t = at_least_1d(t_in), source = at_least_1d(source_in);
   const int64_t d = wrap_dim(op, dim, t.ndim());
@@ -109,7 +116,6 @@ Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optio
 }
 
 Tensor embedding(const Tensor& ids, const Tensor& weight) {
-  autograd::refuse_grad("embedding", {&weight});
   if (weight.ndim() != 2)
     throw_shape_mismatch("embedding", weight.shape(), ids.shape(),
                          "weight must be 2-D (num_embeddings, embedding_dim)");

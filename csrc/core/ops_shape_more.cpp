@@ -4,6 +4,7 @@
 
 #include "tensor.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -28,15 +29,16 @@ Tensor reversed(const Tensor& t, int64_t d) {
   return t.view_as(t.layout().slice(d, n - 1, n, -1));
 }
 
-// Elements [start, start + len) of dim d in reverse order (a view).
+// Elements [start, start + len) of dim d in reverse order (a view; through slice, so
+// that it is in the graph when t is).
 Tensor reversed_range(const Tensor& t, int64_t d, int64_t start, int64_t len) {
-  return t.view_as(t.layout().slice(d, start + len - 1, len, -1));
+  return slice(t, d, start + len - 1, start - 1, -1);
 }
 
 }  // namespace
 
 Tensor flip(const Tensor& t, const Dims& dims) {
-  autograd::refuse_grad("flip", {&t});
+  if (autograd::wants_grad({&t})) return autograd::d::flip(t, dims);
   Tensor v = t;
   for (int64_t d : unique_dims("flip", t, dims)) v = reversed(v, d);
   return clone(v);  // PyTorch's flip copies
@@ -211,7 +213,9 @@ Tensor pad(const Tensor& t, const Shape& pads, PadMode mode, double value) {
     throw_invalid("pad", "the pad tuple has " + std::to_string(pads.size()) +
                              " values, more than two per dim of a " + std::to_string(t.ndim()) +
                              "-dim tensor");
-  if (mode == PadMode::Constant) return pad_constant(t, pads, value);
+  if (mode == PadMode::Constant)
+    return autograd::wants_grad({&t}) ? autograd::d::pad_constant(t, pads, value)
+                                      : pad_constant(t, pads, value);
   const char* name = mode == PadMode::Reflect    ? "reflect"
                      : mode == PadMode::Circular ? "circular"
                                                  : "replicate";

@@ -5,11 +5,12 @@
 #include "dim_last.h"
 #include "tensor.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
 SortResult sort(const Tensor& t, int64_t dim, bool descending) {
-  autograd::refuse_grad("sort", {&t});
+  if (autograd::wants_grad({&t})) return autograd::d::sort(t, dim, descending);
   if (t.ndim() == 0) {  // PyTorch allows dim 0 / -1 on a 0-d tensor
     wrap_dim("sort", dim, 1);
     SortResult r = sort(unsqueeze(t, 0), 0, descending);
@@ -36,7 +37,6 @@ Tensor argsort(const Tensor& t, int64_t dim, bool descending) {
 }
 
 SortResult topk(const Tensor& t, int64_t k, int64_t dim, bool largest) {
-  autograd::refuse_grad("topk", {&t});
   const int64_t d = wrap_dim("topk", dim, std::max<int64_t>(t.ndim(), 1));
   const int64_t size = t.ndim() == 0 ? 1 : t.shape()[size_t(d)];
   if (k < 0 || k > size)
