@@ -153,6 +153,10 @@ CASES.update({
     "to float32": (lambda m, a: (a * 2).to(m.float32).exp(), [((2, 3), "any")]),
     # scans, sorting, flips, padding, resampling
     "cumsum": (lambda m, a: m.cumsum(a, 1), [((2, 4), "any")]),
+    "prod": (lambda m, a: m.prod(a), [((2, 3), "any")]),
+    "prod dim": (lambda m, a: m.prod(a, 1), [((2, 4), "any")]),
+    "prod with zeros": (lambda m, a: m.prod(a * m.tensor([1.0, 0.0, 1.0], dtype=a.dtype, device=a.device), 1, keepdim=True), [((2, 3), "any")]),
+    "slice_scatter": (lambda m, a, b: m.slice_scatter(a, b, 1, 0, 3, 2), [((2, 3), "any"), ((2, 2), "any")]),
     "flip": (lambda m, a: m.flip(a, [0, 1]), [((2, 3), "any")]),
     "sort": (lambda m, a: m.sort(a, 1)[0], [((2, 4), "any")]),
     "sort descending": (lambda m, a: m.sort(a, 0, descending=True)[0], [((3, 2), "any")]),
@@ -534,8 +538,7 @@ def test_backward_rules():
 
 # Ops with no derivative yet: each refuses a tensor that requires grad (never a silent cut).
 REFUSED = {
-    "cumprod": "ember.cumprod(X, 0)", "prod": "ember.prod(X, 1)",
-    "slice_scatter": "ember.slice_scatter(X, X[:, :1], 1, 0, 1)",
+    "cumprod": "ember.cumprod(X, 0)",
     "setitem value": "ember.zeros((2, 3), device=X.device).__setitem__(0, X[0])",
     "scatter_ src": "ember.zeros((2, 3), device=X.device).scatter_(1, I, X)",
 }  # fmt: skip

@@ -579,4 +579,68 @@ Tensor pad_constant(const Tensor& x, const Shape& pads, double value) {
   });
 }
 
+Tensor prod(const Tensor& x, const Dims& dims, bool keepdim) {
+  const Tensor y = quietly([&] { return ember::prod(x, dims, keepdim); });
+  const Saved sx(x);
+  const Dims red = reduced_dims("prod", dims, x.ndim());
+  return record(dims.empty() ? "ProdBackward0" : "ProdBackward1", y, {&x},
+                [sx, red](const Tensor& g) -> Grads {
+    const Tensor& x = sx.get();
+    if (x.ndim() == 0) return {g};
+    // Each element's gradient is the product of the others in its group: an exclusive
+    // running product from each end, exact where elements are zero.
+    Dims order;
+    Shape rows;
+    int64_t k = 1;
+    for (int64_t d = 0; d < x.ndim(); ++d)
+      if (!std::binary_search(red.begin(), red.end(), d)) {
+        order.push_back(d);
+        rows.push_back(x.shape()[size_t(d)]);
+      }
+    for (int64_t d : red) {
+      order.push_back(d);
+      k *= x.shape()[size_t(d)];
+    }
+    if (k == 0) return {zeros(x.shape(), g.dtype(), g.device())};
+    const Tensor xp = ember::permute(x, order);
+    Shape flat = rows;
+    flat.push_back(k);
+    const Tensor xr = ember::reshape(xp, flat);
+    const int64_t last = int64_t(rows.size());
+    Shape one_shape = rows;
+    one_shape.push_back(1);
+    const Tensor one = ones(one_shape, x.dtype(), x.device());
+    const auto exclusive = [&](const Tensor& v) {
+      return k == 1 ? one
+                    : ember::cat({one, ember::scan(ScanOp::Prod, ember::narrow(v, last, 0, k - 1), last,
+                                                   std::nullopt)},
+                                 last);
+    };
+    const Tensor others =
+        mul(exclusive(xr), ember::flip(exclusive(ember::flip(xr, {last})), {last}));
+    const Tensor gr = mul(ember::reshape(g, one_shape), others);
+    Dims inverse(order.size());
+    for (size_t i = 0; i < order.size(); ++i) inverse[size_t(order[i])] = int64_t(i);
+    return {ember::permute(ember::reshape(gr, xp.shape()), inverse)};
+  });
+}
+
+Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                     std::optional<int64_t> end, int64_t step) {
+  const Tensor y = quietly([&] { return ember::slice_scatter(t, src, dim, start, end, step); });
+  const int64_t d = wrap_dim("slice_scatter", dim, t.ndim());
+  const int64_t size = t.shape()[size_t(d)];
+  const auto bound = [&](std::optional<int64_t> v, int64_t fallback) {  // as the op's
+    if (!v) return fallback;
+    return std::clamp(*v < 0 ? *v + size : *v, int64_t(0), size);
+  };
+  const int64_t lo = bound(start, 0), hi = bound(end, size);
+  const Shape src_shape = src.shape();
+  return record("SliceScatterBackward0", y, {&t, &src},
+                [d, lo, hi, step, src_shape](const Tensor& g) -> Grads {
+    const Tensor gt = ember::slice_scatter(g, zeros(src_shape, g.dtype(), g.device()), d, lo, hi, step);
+    return {gt, ember::slice(g, d, lo, hi, step)};
+  });
+}
+
 }  // namespace ember::autograd::d

@@ -4,6 +4,7 @@
 
 #include "tensor.h"
 #include "autograd.h"
+#include "derivatives.h"
 
 namespace ember {
 
@@ -116,7 +117,7 @@ Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdi
 }
 
 Tensor prod(const Tensor& t, const Dims& dims, bool keepdim) {
-  autograd::refuse_grad("prod", {&t});
+  if (autograd::wants_grad({&t})) return autograd::d::prod(t, dims, keepdim);
   Reduced r = reduced("prod", t, dims);
   if (!t.device()->supports_dtype(t.dtype()))
     throw_unsupported_dtype("prod", t.dtype(), t.device(), "this backend has no kernels for it");

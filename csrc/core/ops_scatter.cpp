@@ -95,7 +95,7 @@ Tensor index_add(const Tensor& t_in, int64_t dim, const Tensor& ids_in, const Te
 
 Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,
                      std::optional<int64_t> end, int64_t step) {
-  autograd::refuse_grad("slice_scatter", {&t, &src});
+  if (autograd::wants_grad({&t, &src})) return autograd::d::slice_scatter(t, src, dim, start, end, step);
   const int64_t d = wrap_dim("slice_scatter", dim, t.ndim());
   if (step <= 0)
     throw_invalid("slice_scatter", "step must be positive, got " + std::to_string(step));
