@@ -59,11 +59,15 @@ StorageLocks::StorageLocks(const char* op, std::initializer_list<const Storage*>
         Storage::check_same_device(op, *first, *s);
     }
   lock(reads, writes);
+  for (const Storage* s : writes)
+    if (s) s->bump_version();  // under the exclusive lock
 }
 
 StorageLocks::StorageLocks(AcrossDevices, std::initializer_list<const Storage*> reads,
                            std::initializer_list<const Storage*> writes) {
   lock(reads, writes);
+  for (const Storage* s : writes)
+    if (s) s->bump_version();
 }
 
 void StorageLocks::lock(std::initializer_list<const Storage*> reads,
@@ -77,11 +81,7 @@ void StorageLocks::lock(std::initializer_list<const Storage*> reads,
       }
     entries_[n_++] = {&s->mutex(), write};
   };
-  for (auto* s : writes)
-    if (s) {
-      add(s, true);
-      s->bump_version();
-    }
+  for (auto* s : writes) add(s, true);
   for (auto* s : reads) add(s, false);
   std::sort(entries_, entries_ + n_, [](const Entry& a, const Entry& b) { return a.mu < b.mu; });
   for (int i = 0; i < n_; ++i) {

@@ -26,7 +26,11 @@ class Storage {
   // Bumped by every kernel launch that writes this storage (StorageLocks): autograd's
   // saved tensors compare it to refuse a backward through values changed in place.
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() const { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Called with the storage's exclusive lock held (writers are serialised): no atomic
+  // read-modify-write needed, only a tear-free store for the unlocked readers.
+  void bump_version() const {
+    version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 #if EMBER_TRACKING
   // Where the user's code created this storage, or null (tracking off, or made inside ember).
   tracking::Site site() const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "core/autograd.h"
 
 namespace ember::python {
 
@@ -377,6 +378,16 @@ DType dtype_or(py::handle dtype, DType fallback) {
 }
 
 // Creates with the GIL released when the shape is large (counted in double: no overflow).
+// requires_grad= of a creation function: the new tensor as a leaf that requires grad.
+Tensor leaf(Tensor t, py::handle requires_grad, const char* op) {
+  if (requires_grad.ptr() == Py_False) return t;
+  if (!PyBool_Check(requires_grad.ptr()))
+    throw_invalid_type(op, "requires_grad must be True or False",
+                       Py_TYPE(requires_grad.ptr())->tp_name);
+  autograd::set_requires_grad(t, true);
+  return t;
+}
+
 template <typename Fn>
 Tensor create(const Shape& shape, Fn&& fn) {
   double n = 1;
@@ -384,26 +395,26 @@ Tensor create(const Shape& shape, Fn&& fn) {
   return gil_free_if(n >= double(kReleaseGilNumel), fn);
 }
 
-Tensor zeros_fn(const py::args& shape, py::handle dtype, py::handle device) {
+Tensor zeros_fn(const py::args& shape, py::handle dtype, py::handle device, py::handle rg) {
   Shape s = shape_args(shape, "zeros");
   DType dt = dtype_or(dtype, DType::F32);
   DevicePtr dev = device_arg(device);
-  return create(s, [&] { return zeros(s, dt, dev); });
+  return leaf(create(s, [&] { return zeros(s, dt, dev); }), rg, "zeros");
 }
 
 // Uninitialised memory, as torch.empty: for results an op will write in full (out=).
-Tensor empty_fn(const py::args& shape, py::handle dtype, py::handle device) {
+Tensor empty_fn(const py::args& shape, py::handle dtype, py::handle device, py::handle rg) {
   Shape s = shape_args(shape, "empty");
   DType dt = dtype_or(dtype, DType::F32);
   DevicePtr dev = device_arg(device);
-  return empty(s, dt, dev);
+  return leaf(empty(s, dt, dev), rg, "empty");
 }
 
-Tensor ones_fn(const py::args& shape, py::handle dtype, py::handle device) {
+Tensor ones_fn(const py::args& shape, py::handle dtype, py::handle device, py::handle rg) {
   Shape s = shape_args(shape, "ones");
   DType dt = dtype_or(dtype, DType::F32);
   DevicePtr dev = device_arg(device);
-  return create(s, [&] { return ones(s, dt, dev); });
+  return leaf(create(s, [&] { return ones(s, dt, dev); }), rg, "ones");
 }
 
 // full() for a Python number: integers into integer dtypes exactly, also past 2**53.
@@ -421,21 +432,25 @@ Tensor full_number(const char* op, const Shape& s, py::handle value, DType dt,
   return create(s, [&] { return full(s, n.f, dt, dev); });
 }
 
-Tensor full_fn(py::handle shape, py::handle value, py::handle dtype, py::handle device) {
+Tensor full_fn(py::handle shape, py::handle value, py::handle dtype, py::handle device,
+               py::handle rg) {
   Shape s = shape_arg(shape, "full");
-  return full_number("full", s, value, dtype_or(dtype, DType::F32), device_arg(device));
+  return leaf(full_number("full", s, value, dtype_or(dtype, DType::F32), device_arg(device)), rg,
+              "full");
 }
 
 template <bool normal>
-Tensor random_fn(const py::args& shape, py::handle dtype, py::handle device) {
+Tensor random_fn(const py::args& shape, py::handle dtype, py::handle device, py::handle rg) {
   Shape s = shape_args(shape, normal ? "randn" : "rand");
   DType dt = dtype_or(dtype, DType::F32);
   DevicePtr dev = device_arg(device);
-  return create(s, [&] { return normal ? randn(s, 0, 1, dt, dev) : rand(s, 0, 1, dt, dev); });
+  return leaf(create(s, [&] { return normal ? randn(s, 0, 1, dt, dev) : rand(s, 0, 1, dt, dev); }),
+              rg, normal ? "randn" : "rand");
 }
 
 // arange(stop) / arange(start, stop, step=1): all ints -> int64, any float -> float32.
-Tensor arange_fn(py::handle a, py::handle b, py::handle step, py::handle dtype, py::handle device) {
+Tensor arange_fn(py::handle a, py::handle b, py::handle step, py::handle dtype, py::handle device,
+                 py::handle rg) {
   const Number zero{Number::Int, 0, 0.0}, one{Number::Int, 1, 1.0};
   Number start = b.is_none() ? zero : read_number(a);
   Number stop = read_number(b.is_none() ? a : b);
@@ -449,13 +464,14 @@ Tensor arange_fn(py::handle a, py::handle b, py::handle step, py::handle dtype, 
   }
   DType dt = dtype_or(dtype, any_float ? DType::F32 : DType::I64);
   DevicePtr dev = device_arg(device);
-  return arange(start.f, stop.f, by.f, dt, dev);
+  return leaf(arange(start.f, stop.f, by.f, dt, dev), rg, "arange");
 }
 
-Tensor eye_fn(int64_t n, std::optional<int64_t> m, py::handle dtype, py::handle device) {
+Tensor eye_fn(int64_t n, std::optional<int64_t> m, py::handle dtype, py::handle device,
+              py::handle rg) {
   DType dt = dtype_or(dtype, DType::F32);
   DevicePtr dev = device_arg(device);
-  return eye(n, m.value_or(n), dt, dev);
+  return leaf(eye(n, m.value_or(n), dt, dev), rg, "eye");
 }
 
 // *_like: t's shape, and t's dtype and device unless given.
@@ -473,63 +489,67 @@ Like like(const Tensor& t, py::handle dtype, py::handle device) {
 void bind_creation_like(py::module_& m) {
   auto dtype = py::arg("dtype") = py::none();
   auto device = py::arg("device") = py::none();
+  auto rg = py::arg("requires_grad") = false;
   m.def(
       "zeros_like",
-      [](const Tensor& t, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return create(l.shape, [&] { return zeros(l.shape, l.dtype, l.device); });
+        return leaf(create(l.shape, [&] { return zeros(l.shape, l.dtype, l.device); }), rg, "zeros_like");
       },
-      py::arg("input"), dtype, device);
+      py::arg("input"), dtype, device, rg);
   m.def(
       "empty_like",
-      [](const Tensor& t, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return empty(l.shape, l.dtype, l.device, "empty_like");
+        return leaf(empty(l.shape, l.dtype, l.device, "empty_like"), rg, "empty_like");
       },
-      py::arg("input"), dtype, device);
+      py::arg("input"), dtype, device, rg);
   m.def(
       "ones_like",
-      [](const Tensor& t, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return create(l.shape, [&] { return ones(l.shape, l.dtype, l.device); });
+        return leaf(create(l.shape, [&] { return ones(l.shape, l.dtype, l.device); }), rg, "ones_like");
       },
-      py::arg("input"), dtype, device);
+      py::arg("input"), dtype, device, rg);
   m.def(
       "full_like",
-      [](const Tensor& t, py::handle value, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle value, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return full_number("full_like", l.shape, value, l.dtype, l.device);
+        return leaf(full_number("full_like", l.shape, value, l.dtype, l.device), rg, "full_like");
       },
-      py::arg("input"), py::arg("fill_value"), dtype, device);
+      py::arg("input"), py::arg("fill_value"), dtype, device, rg);
   m.def(
       "rand_like",
-      [](const Tensor& t, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return create(l.shape, [&] { return rand(l.shape, 0, 1, l.dtype, l.device); });
+        return leaf(create(l.shape, [&] { return rand(l.shape, 0, 1, l.dtype, l.device); }), rg, "rand_like");
       },
-      py::arg("input"), dtype, device);
+      py::arg("input"), dtype, device, rg);
   m.def(
       "randn_like",
-      [](const Tensor& t, py::handle dt, py::handle dev) {
+      [](const Tensor& t, py::handle dt, py::handle dev, py::handle rg) {
         Like l = like(t, dt, dev);
-        return create(l.shape, [&] { return randn(l.shape, 0, 1, l.dtype, l.device); });
+        return leaf(create(l.shape, [&] { return randn(l.shape, 0, 1, l.dtype, l.device); }), rg, "randn_like");
       },
-      py::arg("input"), dtype, device);
+      py::arg("input"), dtype, device, rg);
 }
 
 void bind_creation(py::module_& m) {
   auto dtype = py::arg("dtype") = py::none();
   auto device = py::arg("device") = py::none();
-  m.def("zeros", &zeros_fn, dtype, device, "zeros(*shape, dtype=None, device=None)");
-  m.def("ones", &ones_fn, dtype, device, "ones(*shape, dtype=None, device=None)");
-  m.def("empty", &empty_fn, dtype, device,
-        "empty(*shape, dtype=None, device=None): uninitialised values");
-  m.def("full", &full_fn, py::arg("shape"), py::arg("fill_value"), dtype, device);
-  m.def("rand", &random_fn<false>, dtype, device, "Uniform in [0, 1): rand(*shape, ...)");
-  m.def("randn", &random_fn<true>, dtype, device, "Standard normal: randn(*shape, ...)");
+  auto rg = py::arg("requires_grad") = false;
+  m.def("zeros", &zeros_fn, dtype, device, rg,
+        "zeros(*shape, dtype=None, device=None, requires_grad=False)");
+  m.def("ones", &ones_fn, dtype, device, rg,
+        "ones(*shape, dtype=None, device=None, requires_grad=False)");
+  m.def("empty", &empty_fn, dtype, device, rg,
+        "empty(*shape, dtype=None, device=None, requires_grad=False): uninitialised values");
+  m.def("full", &full_fn, py::arg("shape"), py::arg("fill_value"), dtype, device, rg);
+  m.def("rand", &random_fn<false>, dtype, device, rg, "Uniform in [0, 1): rand(*shape, ...)");
+  m.def("randn", &random_fn<true>, dtype, device, rg, "Standard normal: randn(*shape, ...)");
   m.def("arange", &arange_fn, py::arg("start"), py::arg("stop") = py::none(),
-        py::arg("step") = py::none(), dtype, device);
-  m.def("eye", &eye_fn, py::arg("n"), py::arg("m") = py::none(), dtype, device);
+        py::arg("step") = py::none(), dtype, device, rg);
+  m.def("eye", &eye_fn, py::arg("n"), py::arg("m") = py::none(), dtype, device, rg);
   bind_creation_like(m);
 }
 
