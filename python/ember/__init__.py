@@ -152,7 +152,7 @@ from . import _ufunc  # noqa: E402, F401  (Tensor.__array_ufunc__)
 # ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
 from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
 from ._size import Size  # noqa: E402  (also makes Tensor.size() a method)
-from . import autograd  # noqa: E402
+from . import autograd, optim  # noqa: E402
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from .errors import AutogradError  # noqa: E402
 
@@ -314,6 +314,7 @@ __all__ = [
     "load_file",
     "safe_open",
     "autograd",
+    "optim",
     "AutogradError",
     "enable_grad",
     "is_grad_enabled",
