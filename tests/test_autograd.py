@@ -153,6 +153,9 @@ CASES.update({
     "to float32": (lambda m, a: (a * 2).to(m.float32).exp(), [((2, 3), "any")]),
     # scans, sorting, flips, padding, resampling
     "cumsum": (lambda m, a: m.cumsum(a, 1), [((2, 4), "any")]),
+    "cumprod": (lambda m, a: m.cumprod(a, 1), [((2, 4), "any")]),
+    "cumprod with zeros": (lambda m, a: m.cumprod(a * m.tensor([1.0, 0.0, 1.0, 0.0, 1.0], dtype=a.dtype, device=a.device), 1), [((2, 5), "any")]),
+    "cumprod zero first": (lambda m, a: m.cumprod(a * m.tensor([[0.0], [1.0], [1.0]], dtype=a.dtype, device=a.device), 0), [((3, 2), "any")]),
     "prod": (lambda m, a: m.prod(a), [((2, 3), "any")]),
     "prod dim": (lambda m, a: m.prod(a, 1), [((2, 4), "any")]),
     "prod with zeros": (lambda m, a: m.prod(a * m.tensor([1.0, 0.0, 1.0], dtype=a.dtype, device=a.device), 1, keepdim=True), [((2, 3), "any")]),
@@ -392,6 +395,18 @@ def test_a_gradient_shared_by_two_leaves_is_not_aliased():
     np.testing.assert_array_equal(b.grad.numpy(), [2.0, 2.0])
 
 
+def test_numpy_refuses_a_tensor_in_the_graph_and_repr_shows_it():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ember.AutogradError, match=r"detach\(\)\.numpy\(\)"):
+        x.numpy()
+    with pytest.raises(ember.AutogradError):
+        np.asarray(x * 2)
+    assert x.tolist() == [1.0, 2.0] and (x * 2).sum().item() == 6.0  # as PyTorch's
+    assert repr(x).endswith("requires_grad=True)")
+    assert repr(x * 2).endswith("grad_fn=<MulBackward0>)")
+    assert "grad" not in repr(x.detach())
+
+
 def test_detach_shares_memory_outside_the_graph():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     d = (x * 2).detach()
@@ -538,7 +553,6 @@ def test_backward_rules():
 
 # Ops with no derivative yet: each refuses a tensor that requires grad (never a silent cut).
 REFUSED = {
-    "cumprod": "ember.cumprod(X, 0)",
     "setitem value": "ember.zeros((2, 3), device=X.device).__setitem__(0, X[0])",
     "scatter_ src": "ember.zeros((2, 3), device=X.device).scatter_(1, I, X)",
 }  # fmt: skip

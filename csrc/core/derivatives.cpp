@@ -550,6 +550,31 @@ Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   });
 }
 
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  const Tensor y = quietly([&] { return ember::scan(ScanOp::Prod, x, dim, dtype); });
+  const int64_t d = wrap_dim("cumprod", dim, std::max<int64_t>(x.ndim(), 1));
+  const Saved sx(x), sy(y);
+  return record("CumprodBackward0", y, {&x}, [d, sx, sy](const Tensor& g) -> Grads {
+    const Tensor& x0 = sx.get();
+    if (x0.ndim() == 0) return {g};
+    const Tensor x = to_dtype(x0, g.dtype()), y = to_dtype(sy.get(), g.dtype());
+    const auto rcumsum = [&](const Tensor& v) {  // sums from each position to the row's end
+      return ember::flip(ember::scan(ScanOp::Sum, ember::flip(v, {d}), d, std::nullopt), {d});
+    };
+    // Before a row's first zero: sum_{k>=i} g_k y_k / x_i. At the first zero: the same sum
+    // with that zero taken as 1 (the products that skip it). After it: nothing.
+    const Tensor zero = scalar(0.0, x), one = scalar(1.0, x);
+    const Tensor zeros_before = ember::scan(ScanOp::Sum, cmp(CmpOp::Eq, x, zero), d, std::nullopt);
+    const Tensor before = cmp(CmpOp::Eq, zeros_before, full_int({}, 0, zeros_before.dtype(), x.device()));
+    const Tensor first = logical_binary("logical_and", cmp(CmpOp::Eq, x, zero),
+                                        cmp(CmpOp::Eq, zeros_before, full_int({}, 1, zeros_before.dtype(), x.device())));
+    const Tensor head = div(rcumsum(mul(g, y)), ember::where(before, x, one));
+    const Tensor y1 = ember::scan(ScanOp::Prod, ember::where(first, one, x), d, std::nullopt);
+    const Tensor at_zero = rcumsum(mul(g, y1));
+    return {ember::where(before, head, keep_where(first, at_zero))};
+  });
+}
+
 Tensor pad_constant(const Tensor& x, const Shape& pads, double value) {
   const Tensor y = quietly([&] { return ember::pad(x, pads, PadMode::Constant, value); });
   const Shape shape = x.shape();

@@ -46,6 +46,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& ids, const Tensor& 
 SortResult sort(const Tensor& x, int64_t dim, bool descending);
 Tensor flip(const Tensor& x, const Dims& dims);
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype);
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype);
 Tensor pad_constant(const Tensor& x, const Shape& pads, double value);
 Tensor prod(const Tensor& x, const Dims& dims, bool keepdim);
 Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,

@@ -15,8 +15,8 @@ const char* scan_name(ScanOp op) {
 }  // namespace
 
 Tensor scan(ScanOp op, const Tensor& t, int64_t dim, std::optional<DType> dtype) {
-  if (op == ScanOp::Sum && autograd::wants_grad({&t})) return autograd::d::cumsum(t, dim, dtype);
-  autograd::refuse_grad("cumprod", {&t});
+  if (autograd::wants_grad({&t}))
+    return op == ScanOp::Sum ? autograd::d::cumsum(t, dim, dtype) : autograd::d::cumprod(t, dim, dtype);
   const char* name = scan_name(op);
   if (t.ndim() == 0) {  // PyTorch allows dim 0 / -1 on a 0-d tensor
     wrap_dim(name, dim, 1);

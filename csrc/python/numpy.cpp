@@ -116,7 +116,17 @@ py::object to_numpy(const Tensor& t) {
 
 void bind_numpy(py::module_& m, py::class_<Tensor>& cls) {
   m.def("_from_numpy", &from_numpy, py::arg("array"), py::arg("device") = py::none());
-  cls.def("numpy", &to_numpy, "A copy as a numpy array (bfloat16 comes back as float32).")
+  cls.def(
+         "numpy",
+         [](const Tensor& t) {
+           if (t.requires_grad())  // PyTorch's rule: the array would silently leave the graph
+             throw Error(ErrorKind::Autograd,
+                         "numpy: can't call numpy() on a tensor that requires grad; use "
+                         "t.detach().numpy()")
+                 .with("op", std::string("numpy"));
+           return to_numpy(t);
+         },
+         "A copy as a numpy array (bfloat16 comes back as float32).")
       .def("tolist", [](const Tensor& t) { return to_numpy(t).attr("tolist")(); })
       .def("item", &item, "The one element as a Python number.")
       .def("__bool__", &truth)

@@ -125,7 +125,7 @@ def _to_array(t, name: str, op: str):
             device=t.device,
             op=op,
         )
-    return np.ascontiguousarray(t.numpy())
+    return np.ascontiguousarray(t.detach().numpy())
 
 
 def _from_array(arr, path: str, name: str, device):

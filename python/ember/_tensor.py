@@ -175,9 +175,14 @@ def _rebuild_bytes(data, dtype, shape, device):
 
 
 def _repr(self) -> str:
-    body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+    body = np.array2string(self.detach().numpy(), separator=", ", prefix="tensor(")
     device = self.device
-    return f"tensor({body}, dtype={self.dtype}, device={device.kind}:{device.ordinal})"
+    grad = ""  # PyTorch's suffix: how the tensor takes part in the graph
+    if self.grad_fn is not None:
+        grad = f", grad_fn=<{self.grad_fn.name()}>"
+    elif self.requires_grad:
+        grad = ", requires_grad=True"
+    return f"tensor({body}, dtype={self.dtype}, device={device.kind}:{device.ordinal}{grad})"
 
 
 def _iter(self):
