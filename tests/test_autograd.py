@@ -383,6 +383,22 @@ def test_grad_accumulates_and_clears():
         x.grad = ember.ones(2, dtype="float64")
 
 
+def test_retain_grad_keeps_a_non_leafs_gradient():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    assert not y.retains_grad
+    y.retain_grad()
+    assert y.retains_grad
+    z = x * 5  # not retained
+    (y * y + z).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [6.0, 12.0])
+    assert z.grad is None
+    np.testing.assert_array_equal(x.grad.numpy(), [23.0, 41.0])
+    x.retain_grad()  # a leaf: nothing to do
+    with pytest.raises(ember.AutogradError, match="does not require grad"):
+        ember.ones(2).retain_grad()
+
+
 def test_a_gradient_shared_by_two_leaves_is_not_aliased():
     a = ember.tensor([1.0, 2.0], requires_grad=True)
     b = ember.tensor([3.0, 4.0], requires_grad=True)

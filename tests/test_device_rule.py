@@ -156,7 +156,7 @@ metal_device_count metal_is_available ones rand randint randn set_float32_matmul
 set_tracking tensor zeros is_grad_enabled no_grad enable_grad set_grad_enabled""".split()
 # Methods that take one tensor or none, or move between devices on purpose.
 ONE_TENSOR_METHODS = """copy_ is_contiguous is_pinned item numel numpy pin_memory repeat
-size to to_device to_dtype tolist requires_grad_ detach""".split()
+size to to_device to_dtype tolist requires_grad_ detach retain_grad""".split()
 
 
 def _public_functions() -> set[str]:

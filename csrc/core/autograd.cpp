@@ -43,14 +43,19 @@ Tensor own(const Tensor& g) {
   return whole && g.storage().use_count() == 1 ? g : clone(g);
 }
 
+// .grad += g (the first gradient becomes .grad, a copy when anything else holds it).
+void accumulate(Meta& m, const Tensor& g) {
+  if (!m.grad)
+    m.grad = std::make_shared<Tensor>(own(g));
+  else
+    binary(BinaryOp::Add, *m.grad, g, *m.grad);
+}
+
 struct AccumulateGrad : Node {
   std::shared_ptr<Meta> leaf;
   explicit AccumulateGrad(std::shared_ptr<Meta> m) : leaf(std::move(m)) { name = "AccumulateGrad"; }
   Grads apply(const Tensor& g) override {
-    if (!leaf->grad)
-      leaf->grad = std::make_shared<Tensor>(own(g));
-    else
-      binary(BinaryOp::Add, *leaf->grad, g, *leaf->grad);
+    accumulate(*leaf, g);
     return {};
   }
 };
@@ -142,6 +147,9 @@ std::vector<std::optional<Tensor>> run(const std::vector<Root>& roots, bool reta
     if (auto w = wanted.find(n); w != wanted.end()) {
       if (g) captured[w->second] = *g;
     }
+    if (!capture && g)
+      if (std::shared_ptr<Meta> kept = n->retained.lock(); kept && kept->retains_grad)
+        accumulate(*kept, detach(*g));
     const bool leaf_acc = dynamic_cast<AccumulateGrad*>(n) != nullptr;
     if (g && !(capture && leaf_acc)) outs = n->apply(*g);
     for (size_t i = 0; i < n->next.size(); ++i) {
@@ -266,6 +274,20 @@ void set_requires_grad(Tensor& t, bool on) {
     t.set_grad_meta(std::make_shared<Meta>());
   }
   t.grad_meta()->requires_grad = on;
+}
+
+void retain_grad(const Tensor& t) {
+  if (!t.requires_grad())
+    fail("retain_grad", "retain_grad: the tensor does not require grad, so it has no gradient "
+                        "to keep");
+  const std::shared_ptr<Meta>& m = t.grad_meta();
+  if (!m->grad_fn) return;  // a leaf keeps its gradient anyway
+  m->retains_grad = true;
+  m->grad_fn->retained = m;
+}
+
+bool retains_grad(const Tensor& t) {
+  return t.grad_meta() && t.grad_meta()->retains_grad;
 }
 
 bool is_leaf(const Tensor& t) {

@@ -35,6 +35,7 @@ class GradMode {
 };
 
 struct Node;
+struct Meta;
 
 // Where an input's gradient goes: its op's node, or a leaf's accumulator; null when the
 // input does not require grad. The input's shape and dtype check (and fit) the gradient.
@@ -52,6 +53,7 @@ struct Node {
   virtual ~Node() = default;
   std::string name;  // PyTorch's: "MulBackward0"; a leaf's accumulator "AccumulateGrad"
   std::vector<Edge> next;
+  std::weak_ptr<Meta> retained;  // its output's, after retain_grad()
   virtual Grads apply(const Tensor& grad) = 0;
   // Frees what the backward saved (after a backward without retain_graph).
   virtual void release() {}
@@ -62,6 +64,7 @@ struct Meta {
   std::shared_ptr<Node> grad_fn;     // null for a leaf
   std::shared_ptr<Tensor> grad;      // a leaf's accumulated gradient
   std::weak_ptr<Node> accumulator;   // a leaf's AccumulateGrad, while a graph holds it
+  bool retains_grad = false;         // a non-leaf keeps its .grad (retain_grad())
 };
 
 // Whether an op given these inputs must record: grad mode on and one requires grad.
@@ -110,6 +113,9 @@ void check_inplace(const char* op, const Tensor& dst);
 // ---- the user's API
 void set_requires_grad(Tensor& t, bool on);  // PyTorch's requires_grad_(); leaves only
 bool is_leaf(const Tensor& t);
+// PyTorch's retain_grad(): backward also fills this non-leaf's .grad (leaves: no-op).
+void retain_grad(const Tensor& t);
+bool retains_grad(const Tensor& t);
 std::optional<Tensor> grad(const Tensor& t);
 void set_grad(Tensor& t, const std::optional<Tensor>& g);
 std::string grad_fn_name(const Tensor& t);  // empty: none

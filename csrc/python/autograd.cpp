@@ -54,6 +54,9 @@ void bind_autograd(py::module_& m, py::class_<Tensor>& cls) {
       },
       py::arg("requires_grad") = true, "Sets requires_grad in place (leaves only); returns self.");
   cls.def_property_readonly("is_leaf", [](const Tensor& t) { return ag::is_leaf(t); });
+  cls.def("retain_grad", [](const Tensor& t) { ag::retain_grad(t); },
+          "backward() also fills this non-leaf tensor's .grad.");
+  cls.def_property_readonly("retains_grad", [](const Tensor& t) { return ag::retains_grad(t); });
   cls.def_property(
       "grad", [](const Tensor& t) { return ag::grad(t); },
       [](Tensor& t, py::handle g) { ag::set_grad(t, opt_tensor(g, "grad", "grad")); },
