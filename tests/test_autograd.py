@@ -631,6 +631,57 @@ def test_every_function_is_classified():
     assert public - classified == set(), "classify these in tests/test_autograd.py"
 
 
+def test_backward_frees_the_graphs_saved_tensors(device):
+    n = 256 * 256 * 4  # bytes of one float32 256x256 tensor
+    x = ember.randn((256, 256), device=device, requires_grad=True)
+    base = device.memory_stats()["bytes_in_use"]
+    loss = x.exp().tanh().sum()  # the graph holds exp's and tanh's results
+    held = device.memory_stats()["bytes_in_use"] - base
+    assert held >= 2 * n
+    loss.backward()
+    after = device.memory_stats()["bytes_in_use"] - base
+    assert after <= n + 64 * 1024, (held, after)  # x.grad and small change, no graph
+
+
+def test_training_memory_stays_flat(device):
+    w = ember.randn((64, 64), device=device, requires_grad=True)
+    x = ember.randn((32, 64), device=device)
+    opt = ember.optim.AdamW([w], lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = ((x @ w).tanh() ** 2).mean()
+        loss.backward()
+        opt.step()
+
+    for _ in range(2):
+        step()
+    device.synchronize()
+    before = device.memory_stats()["bytes_in_use"]
+    for _ in range(10):
+        step()
+    device.synchronize()
+    assert device.memory_stats()["bytes_in_use"] <= before
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_gradients(device, dtype, rng):
+    """Gradients keep their leaf's dtype and agree with float32's to the half's precision."""
+    a = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
+    w = rng.uniform(-1, 1, (8, 3)).astype(np.float32)
+    grads = {}
+    for dt in (dtype, "float32"):
+        xa = ember.tensor(a, dtype=dt, device=device, requires_grad=True)
+        xw = ember.tensor(w, dtype=dt, device=device, requires_grad=True)
+        loss = (xa @ xw).softmax(-1).log().mean() + (xa * xa).sum() * 0.01
+        loss.backward()
+        assert xa.grad.dtype == dt and xw.grad.dtype == dt
+        grads[dt] = [xa.grad.to_dtype("float32").numpy(), xw.grad.to_dtype("float32").numpy()]
+    tol = 2e-2 if dtype == "bfloat16" else 3e-3
+    for got, want in zip(grads[dtype], grads["float32"]):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
 def test_a_training_loop_keeps_its_memory():
     """Each backward frees what its graph saved: the graph of the last step is released."""
     w = ember.randn((8, 8), requires_grad=True)
