@@ -73,6 +73,12 @@ std::shared_ptr<Node> node_of(const Tensor& t) {
 }
 
 Edge edge_of(const Tensor& t) {
+  if (t.requires_grad() && t.grad_meta()->grad_fn &&
+      t.storage()->version() != t.grad_meta()->version)
+    fail(t.grad_meta()->grad_fn->name,
+         "a tensor in the graph was changed in place after it was made (through a view, or "
+         "inside no_grad()), so its recorded history no longer describes its values: compute "
+         "the change out of place, or on a clone()");
   return Edge{node_of(t), t.shape(), t.dtype()};
 }
 
@@ -224,6 +230,7 @@ Tensor record(const char* name, Tensor result, const std::vector<const Tensor*>&
   auto meta = std::make_shared<Meta>();
   meta->requires_grad = true;
   meta->grad_fn = std::move(node);
+  meta->version = result.storage()->version();
   result.set_grad_meta(std::move(meta));
   return result;
 }
@@ -257,6 +264,36 @@ void check_inplace(const char* op, const Tensor& dst) {
   fail(op, std::string(op) +
                ": an in-place change of a tensor in the graph is not recorded yet: write "
                "the op out of place (y = y + x instead of y += x)");
+}
+
+Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
+  const char* name = binary_name(op);
+  if (dst.requires_grad() && is_leaf(dst))
+    fail(name, std::string(name) +
+                   ": a leaf tensor that requires grad cannot be changed in place (outside "
+                   "ember.no_grad()): update it inside `with ember.no_grad():`");
+  const bool whole = dst.layout().offset() == 0 && dst.is_contiguous() &&
+                     dst.numel() == dst.storage()->numel();
+  if (!whole)
+    fail(name, std::string(name) +
+                   ": an in-place change of a view is not recorded yet when a tensor in the "
+                   "graph takes part: write it out of place (y = y + x)");
+  // Recorded, reading dst before it changes. An op whose backward reads its left side
+  // keeps a copy of it, which the write below cannot change (PyTorch's original self).
+  const bool reads_self = op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Div;
+  const Tensor r = binary(op, reads_self ? clone(dst) : dst, other);
+  if (r.shape() != dst.shape() || r.dtype() != dst.dtype())
+    binary(op, detach(dst), detach(other), detach(dst));  // raises the op's own error
+  {
+    GradMode off(false);
+    copy_into(r, detach(dst), name);
+  }
+  if (r.requires_grad()) r.grad_meta()->version = dst.storage()->version();
+  return r;
+}
+
+void adopt(Tensor& t, const Tensor& result) {
+  t.set_grad_meta(result.grad_meta());
 }
 
 void set_requires_grad(Tensor& t, bool on) {

@@ -65,6 +65,7 @@ struct Meta {
   std::shared_ptr<Tensor> grad;      // a leaf's accumulated gradient
   std::weak_ptr<Node> accumulator;   // a leaf's AccumulateGrad, while a graph holds it
   bool retains_grad = false;         // a non-leaf keeps its .grad (retain_grad())
+  uint64_t version = 0;              // a result's storage version when it was made
 };
 
 // Whether an op given these inputs must record: grad mode on and one requires grad.
@@ -109,6 +110,15 @@ void refuse_grad(const char* op, const std::vector<Tensor>& ts);
 // Raises AutogradError for a write into `dst` that requires grad, in grad mode (a leaf
 // that requires grad, or a result in the graph: writing in place is not recorded yet).
 void check_inplace(const char* op, const Tensor& dst);
+
+// dst op= other (Python's augmented assignment) when dst or other is in the graph, as
+// PyTorch records it: dst = dst op other, written into dst's memory, and dst takes that
+// result's history. Returns the result whose history dst must take (dst's own Tensor when
+// it has autograd facts already shares them). Refused for a leaf that requires grad and
+// for a view of another tensor (PyTorch's CopySlices is not done yet).
+Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other);
+// Makes t (a Python tensor's own value) the tensor `result`'s history describes.
+void adopt(Tensor& t, const Tensor& result);
 
 // ---- the user's API
 void set_requires_grad(Tensor& t, bool on);  // PyTorch's requires_grad_(); leaves only

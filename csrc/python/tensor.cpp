@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "core/autograd.h"
 
 namespace ember::python {
 
@@ -256,6 +257,12 @@ py::object inplace_operator_call(BinaryOp op, py::object self, py::handle other)
     throw_float_into_int(binary_name(op), t.dtype());
   auto ab = operands(t, other, false, binary_name(op));
   if (!ab) return unsupported_operand(other, binary_name(op));
+  if (autograd::wants_grad({&t, &ab->second})) {  // recorded as t = t op other
+    const Tensor r = gil_free_if(t.numel() >= kReleaseGilNumel,
+                                 [&] { return autograd::assign(op, t, ab->second); });
+    autograd::adopt(self.cast<Tensor&>(), r);
+    return self;
+  }
   run_binary(op, ab->first, ab->second, t);
   return self;
 }
