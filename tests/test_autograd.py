@@ -568,6 +568,13 @@ def test_augmented_assignment_rules():
     assert h.grad_fn.name() == "AddBackward0"
     with pytest.raises(ember.AutogradError, match="changed in place"):
         v * 2  # its history no longer describes its values
+    wt = x.T  # a view of a leaf, kept across updates of the leaf (weight tying)
+    for _ in range(2):
+        (wt * 2).sum().backward()
+        with ember.no_grad():
+            x -= x.grad * 0.1
+        x.grad = None
+    np.testing.assert_allclose(x.detach().numpy(), [0.6, 1.6], rtol=1e-6)
     with pytest.raises(ember.AutogradError, match="view"):
         g = x * 2
         g[:1] += 1.0

@@ -26,13 +26,16 @@ const char* const kFreed =
     "after they were freed): backward() frees them; pass retain_graph=True to the first "
     "backward() to run it again";
 
+// The saved tensors made since the last record on this thread: the next record's.
+thread_local std::vector<std::shared_ptr<Saved::State>> t_pending;
+
 struct FnNode : Node {
   Backward fn;
-  Grads apply(const Tensor& g) override {
-    if (!fn) fail(name, kFreed);
-    return fn(g);
+  std::vector<std::shared_ptr<Saved::State>> saved;
+  Grads apply(const Tensor& g) override { return fn(g); }
+  void release() override {
+    for (auto& s : saved) s->t.reset();
   }
-  void release() override { fn = nullptr; }
 };
 
 // A dense tensor of g's values that nothing else holds: what a leaf's .grad may become
@@ -74,11 +77,11 @@ std::shared_ptr<Node> node_of(const Tensor& t) {
 
 Edge edge_of(const Tensor& t) {
   if (t.requires_grad() && t.grad_meta()->grad_fn &&
-      t.storage()->version() != t.grad_meta()->version)
+      t.storage()->history() != t.grad_meta()->history)
     fail(t.grad_meta()->grad_fn->name,
-         "a tensor in the graph was changed in place after it was made (through a view, or "
-         "inside no_grad()), so its recorded history no longer describes its values: compute "
-         "the change out of place, or on a clone()");
+         "this tensor shares memory with a tensor that was changed in place in the graph "
+         "after it was made (a view taken before h += ...), so its recorded history no longer "
+         "describes its values: take the view again after the change, or change a clone()");
   return Edge{node_of(t), t.shape(), t.dtype()};
 }
 
@@ -207,11 +210,15 @@ bool wants_grad(const std::vector<Tensor>& ts) {
   return false;
 }
 
-Saved::Saved(const Tensor& t) : t_(Tensor(t.storage(), t.layout())), version_(t.storage()->version()) {}
+Saved::Saved(const Tensor& t)
+    : s_(std::make_shared<State>(State{Tensor(t.storage(), t.layout()), t.storage()->version()})) {
+  t_pending.push_back(s_);
+}
 
 const Tensor& Saved::get() const {
-  if (!t_) fail("backward", kFreed);
-  if (t_->storage()->version() != version_)
+  if (!s_ || !s_->t) fail("backward", kFreed);
+  const std::optional<Tensor>& t_ = s_->t;
+  if (t_->storage()->version() != s_->version)
     fail("backward",
          "one of the tensors needed for gradient computation has been modified by an in-place "
          "operation after the op that saved it: compute the in-place change on a copy "
@@ -221,16 +228,19 @@ const Tensor& Saved::get() const {
 
 Tensor record(const char* name, Tensor result, const std::vector<const Tensor*>& inputs,
               Backward backward) {
+  std::vector<std::shared_ptr<Saved::State>> saved;
+  saved.swap(t_pending);
   if (!dtype_is_float(result.dtype())) return result;  // integer results cut the graph
   auto node = std::make_shared<FnNode>();
   node->name = name;
   node->fn = std::move(backward);
+  node->saved = std::move(saved);
   node->next.reserve(inputs.size());
   for (const Tensor* t : inputs) node->next.push_back(t ? edge_of(*t) : Edge{});
   auto meta = std::make_shared<Meta>();
   meta->requires_grad = true;
   meta->grad_fn = std::move(node);
-  meta->version = result.storage()->version();
+  meta->history = result.storage()->history();
   result.set_grad_meta(std::move(meta));
   return result;
 }
@@ -288,7 +298,8 @@ Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
     GradMode off(false);
     copy_into(r, detach(dst), name);
   }
-  if (r.requires_grad()) r.grad_meta()->version = dst.storage()->version();
+  dst.storage()->bump_history();  // views of dst made before now are stale
+  if (r.requires_grad()) r.grad_meta()->history = dst.storage()->history();
   return r;
 }
 

@@ -65,7 +65,7 @@ struct Meta {
   std::shared_ptr<Tensor> grad;      // a leaf's accumulated gradient
   std::weak_ptr<Node> accumulator;   // a leaf's AccumulateGrad, while a graph holds it
   bool retains_grad = false;         // a non-leaf keeps its .grad (retain_grad())
-  uint64_t version = 0;              // a result's storage version when it was made
+  uint64_t history = 0;              // its storage's history count when it was made
 };
 
 // Whether an op given these inputs must record: grad mode on and one requires grad.
@@ -81,16 +81,20 @@ bool wants_grad(const std::vector<Tensor>& ts);
 
 // A tensor a backward reads, held without its autograd facts (no cycle through the
 // node) and with its storage's version, so that a change in place is refused.
+// Copies share one state, which the node that `record` makes owns: a backward without
+// retain_graph frees it (a node that saved nothing can run again, as in PyTorch).
 class Saved {
  public:
+  struct State {
+    std::optional<Tensor> t;
+    uint64_t version = 0;
+  };
   Saved() = default;
-  explicit Saved(const Tensor& t);
-  const Tensor& get() const;  // raises AutogradError once released or changed in place
-  bool empty() const { return !t_; }
+  explicit Saved(const Tensor& t);  // the next `record` on this thread takes it
+  const Tensor& get() const;        // raises AutogradError once freed or changed in place
 
  private:
-  std::optional<Tensor> t_;
-  uint64_t version_ = 0;
+  std::shared_ptr<State> s_;
 };
 
 // Makes `result` the output of a node named `name` over `inputs` (those that require

@@ -26,6 +26,10 @@ class Storage {
   // Bumped by every kernel launch that writes this storage (StorageLocks): autograd's
   // saved tensors compare it to refuse a backward through values changed in place.
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  // Bumped when a tensor over this storage takes a new autograd history in place
+  // (h += y in the graph): views made before then describe its values no more.
+  uint64_t history() const { return history_.load(std::memory_order_relaxed); }
+  void bump_history() const { history_.fetch_add(1, std::memory_order_relaxed); }
   // Called with the storage's exclusive lock held (writers are serialised): no atomic
   // read-modify-write needed, only a tear-free store for the unlocked readers.
   void bump_version() const {
@@ -64,6 +68,7 @@ class Storage {
   std::unique_ptr<BackendStorage> impl_;
   mutable std::shared_mutex mu_;
   mutable std::atomic<uint64_t> version_{0};
+  mutable std::atomic<uint64_t> history_{0};
 #if EMBER_TRACKING
   bool tracked_ = tracking::enabled();
   mutable std::atomic<tracking::Site> site_{nullptr};
