@@ -276,8 +276,8 @@ void check_inplace(const char* op, const Tensor& dst) {
                "the op out of place (y = y + x instead of y += x)");
 }
 
-Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
-  const char* name = binary_name(op);
+Tensor assign_with(const char* name, const Tensor& dst,
+                   const std::function<Tensor(const Tensor&)>& compute, bool reads_self) {
   if (dst.requires_grad() && is_leaf(dst))
     fail(name, std::string(name) +
                    ": a leaf tensor that requires grad cannot be changed in place (outside "
@@ -290,10 +290,7 @@ Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
                    "graph takes part: write it out of place (y = y + x)");
   // Recorded, reading dst before it changes. An op whose backward reads its left side
   // keeps a copy of it, which the write below cannot change (PyTorch's original self).
-  const bool reads_self = op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Div;
-  const Tensor r = binary(op, reads_self ? clone(dst) : dst, other);
-  if (r.shape() != dst.shape() || r.dtype() != dst.dtype())
-    binary(op, detach(dst), detach(other), detach(dst));  // raises the op's own error
+  const Tensor r = compute(reads_self ? clone(dst) : dst);
   {
     GradMode off(false);
     copy_into(r, detach(dst), name);
@@ -301,6 +298,16 @@ Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
   dst.storage()->bump_history();  // views of dst made before now are stale
   if (r.requires_grad()) r.grad_meta()->history = dst.storage()->history();
   return r;
+}
+
+Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other) {
+  const bool reads_self = op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Div;
+  return assign_with(binary_name(op), dst, [&](const Tensor& self) {
+    const Tensor r = binary(op, self, other);
+    if (r.shape() != dst.shape() || r.dtype() != dst.dtype())
+      binary(op, detach(dst), detach(other), detach(dst));  // raises the op's own error
+    return r;
+  }, reads_self);
 }
 
 void adopt(Tensor& t, const Tensor& result) {

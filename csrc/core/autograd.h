@@ -121,6 +121,10 @@ void check_inplace(const char* op, const Tensor& dst);
 // it has autograd facts already shares them). Refused for a leaf that requires grad and
 // for a view of another tensor (PyTorch's CopySlices is not done yet).
 Tensor assign(BinaryOp op, const Tensor& dst, const Tensor& other);
+// The same for any in-place op whose out-of-place form is `compute(dst)` (masked_fill_):
+// `reads_self` when its backward reads dst's old values (then it gets a copy of them).
+Tensor assign_with(const char* op, const Tensor& dst,
+                   const std::function<Tensor(const Tensor&)>& compute, bool reads_self);
 // Makes t (a Python tensor's own value) the tensor `result`'s history describes.
 void adopt(Tensor& t, const Tensor& result);
 

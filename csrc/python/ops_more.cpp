@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "core/autograd.h"
 
 namespace ember::python {
 
@@ -194,6 +195,15 @@ py::object masked_fill_inplace(py::object self, const Tensor& mask, py::handle v
                          "in place, the mask must broadcast to the tensor's shape");
   check_writable("masked_fill_", t);
   Tensor v = fill_value(t, value);
+  if (autograd::wants_grad({&t, &v})) {  // recorded as t = masked_fill(t, mask, v)
+    const Tensor r = gil_free_if(big(t), [&] {
+      return autograd::assign_with("masked_fill_", t, [&](const Tensor& x) {
+        return masked_fill(x, mask, v);
+      }, false);
+    });
+    autograd::adopt(self.cast<Tensor&>(), r);
+    return self;
+  }
   gil_free_if(big(t), [&] { masked_fill_inplace(t, mask, v); });
   return self;  // the same Python object, as PyTorch's in-place ops
 }
