@@ -542,10 +542,14 @@ def test_in_place_on_a_leaf_that_requires_grad_is_refused():
      "h = x * 3\nh *= 0.5\nh -= y\nout = h.sin()",
      "h = x * 1\nh **= 2\nh += y\nout = h",
      "h = x * 1\nh /= y\nout = h",
-     "h = m.zeros((2, 3))\nh += x\nh *= y\nout = h",
+     "h = m.zeros((2, 3), dtype=m.float64)\nh += x\nh *= y\nout = h",
      "h = x * y\nh += x\nh += h\nout = h",
      "h = x @ y.T\nh.masked_fill_(h > 0.5, float('-inf'))\nout = h.softmax(-1)",
-     "h = x * 1\nh.masked_fill_(y < 0, 0.0)\nout = h * y"],
+     "h = x * 1\nh.masked_fill_(y < 0, 0.0)\nout = h * y",
+     "h = x * 1\nh[0] = y[1]\nout = h * y",
+     "h = x * 2\nh[:, 1:] = 0.0\nout = h * y",
+     "h = x * 2\nh[y < 0] = float('-inf')\nout = h.softmax(-1)",
+     "h = m.zeros((2, 3), dtype=m.float64)\nh[m.tensor([1, 0, 1]), m.tensor([2, 0, 2])] = y[0]\nh[:, 1] = x[:, 0]\nout = h * x"],
 )  # fmt: skip
 def test_augmented_assignment_in_the_graph_follows_pytorch(body):
     data = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
@@ -557,9 +561,11 @@ def test_augmented_assignment_in_the_graph_follows_pytorch(body):
         env = {"m": m, "x": x, "y": y}
         exec(body, env)
         env["out"].sum().backward()
-        got.append((np.asarray(env["out"].detach().numpy()), x.grad.numpy(), y.grad.numpy()))
+        got.append([env["out"].detach().numpy()] + [None if v.grad is None else v.grad.numpy() for v in (x, y)])
     for e, t in zip(*got):
-        np.testing.assert_allclose(e, t, rtol=1e-12)
+        assert (e is None) == (t is None)
+        if e is not None:
+            np.testing.assert_allclose(e, t, rtol=1e-12)
 
 
 def test_augmented_assignment_rules():
@@ -618,7 +624,6 @@ def test_backward_rules():
 
 # Ops with no derivative yet: each refuses a tensor that requires grad (never a silent cut).
 REFUSED = {
-    "setitem value": "ember.zeros((2, 3), device=X.device).__setitem__(0, X[0])",
     "scatter_ src": "ember.zeros((2, 3), device=X.device).scatter_(1, I, X)",
 }  # fmt: skip
 # Results that are bool or integer, or new tensors: outside the graph, as in PyTorch.

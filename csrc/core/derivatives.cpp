@@ -650,6 +650,24 @@ Tensor prod(const Tensor& x, const Dims& dims, bool keepdim) {
   });
 }
 
+Tensor index_put(const Tensor& x, const IndexKey& key, const Tensor& v) {
+  const Tensor y = quietly([&] {
+    const Tensor c = clone(x);
+    write_index(resolve_index(c, key), v);
+    return c;
+  });
+  const Shape vshape = v.shape();
+  // x's gradient: the written positions take nothing; v's: the gradient there (summed over
+  // v's broadcast by the engine), as PyTorch's index_put
+  return record("IndexPutBackward0", y, {&x, &v}, [key, vshape](const Tensor& g) -> Grads {
+    const Tensor gx = clone(g);
+    write_index(resolve_index(gx, key), scalar(0.0, g));
+    Tensor gv = read_index(resolve_index(g, key));
+    if (gv.shape() != vshape && gv.numel() == shape_numel(vshape)) gv = ember::reshape(gv, vshape);
+    return {gx, gv};
+  });
+}
+
 Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,
                      std::optional<int64_t> end, int64_t step) {
   const Tensor y = quietly([&] { return ember::slice_scatter(t, src, dim, start, end, step); });

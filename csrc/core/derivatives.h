@@ -6,6 +6,7 @@
 #pragma once
 
 #include "autograd.h"
+#include "indexing.h"
 
 namespace ember::autograd::d {
 
@@ -49,6 +50,8 @@ Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype);
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype);
 Tensor pad_constant(const Tensor& x, const Shape& pads, double value);
 Tensor prod(const Tensor& x, const Dims& dims, bool keepdim);
+// A copy of x with x[key] = v (what t[key] = v records as, for a t in the graph).
+Tensor index_put(const Tensor& x, const IndexKey& key, const Tensor& v);
 Tensor slice_scatter(const Tensor& t, const Tensor& src, int64_t dim, std::optional<int64_t> start,
                      std::optional<int64_t> end, int64_t step);
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bindings.h"
-#include "core/autograd.h"
+#include "core/derivatives.h"
 #include "core/indexing.h"
 
 namespace ember::python {
@@ -110,12 +110,23 @@ Tensor get_item(const Tensor& t, py::handle key) {
   return gil_free_if(t.numel() >= kReleaseGilNumel, [&] { return index(t, k); });
 }
 
-void set_item(const Tensor& t, py::handle key, py::handle value) {
-  autograd::check_inplace("setitem", t);  // t's own rule (a leaf), before its views exist
+void set_item(py::object self, py::handle key, py::handle value) {
+  const Tensor& t = self.cast<const Tensor&>();
   const IndexKey k = index_key(key, t);
-  const ResolvedIndex r = resolve_index(t, k);
+  const ResolvedIndex r = [&] {
+    autograd::GradMode off(false);  // the views a write goes through need no history
+    return resolve_index(t, k);
+  }();
   if (r.mask) check_writable("setitem", r.view);  // before the value is made, as numpy
   const Tensor src = assigned_value(r.view, value);
+  if (autograd::wants_grad({&t, &src})) {  // recorded as t = index_put(t, key, src)
+    const Tensor out = gil_free_if(t.numel() >= kReleaseGilNumel, [&] {
+      return autograd::assign_with(
+          "setitem", t, [&](const Tensor& x) { return autograd::d::index_put(x, k, src); }, false);
+    });
+    autograd::adopt(self.cast<Tensor&>(), out);
+    return;
+  }
   gil_free_if(t.numel() >= kReleaseGilNumel, [&] { write_index(r, src); });
 }
 
