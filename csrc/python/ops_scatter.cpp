@@ -1,6 +1,7 @@
 // The scatter family with PyTorch's signatures: scatter / scatter_ (src a tensor or a
 // number), scatter_add / scatter_add_, index_add / index_add_, slice_scatter, embedding.
 #include "bindings.h"
+#include "core/autograd.h"
 
 namespace ember::python {
 
@@ -36,6 +37,12 @@ Tensor scatter_fn(const Tensor& t, py::handle dim, py::handle index, py::handle 
   const int64_t d = int_arg(dim, op);
   const Tensor ids = index_arg(index, t);
   const Tensor s = accumulate ? tensor_arg(src, op, "src") : scatter_src(src, t, ids, op);
+  if (inplace && autograd::wants_grad({&t, &s}))  // recorded as t = scatter(t, ...)
+    return gil_free_if(big(t) || big(ids), [&] {
+      return autograd::assign_with(accumulate ? "scatter_add_" : "scatter_", t, [&](const Tensor& x) {
+        return scatter(x, d, ids, s, accumulate, false);
+      }, false);
+    });
   return gil_free_if(big(t) || big(ids),
                      [&] { return scatter(t, d, ids, s, accumulate, inplace); });
 }
@@ -58,6 +65,12 @@ Tensor index_add_fn(const Tensor& t, py::handle dim, py::handle index, py::handl
   const int64_t d = int_arg(dim, "index_add");
   const Tensor ids = index_arg(index, t);
   const std::optional<Tensor> a = alpha_arg(alpha, t);
+  if (inplace && autograd::wants_grad({&t, &source}))  // recorded as t = index_add(t, ...)
+    return gil_free_if(big(t) || big(source), [&] {
+      return autograd::assign_with("index_add_", t, [&](const Tensor& x) {
+        return index_add(x, d, ids, source, a, false);
+      }, false);
+    });
   return gil_free_if(big(t) || big(source),
                      [&] { return index_add(t, d, ids, source, a, inplace); });
 }
@@ -65,7 +78,10 @@ Tensor index_add_fn(const Tensor& t, py::handle dim, py::handle index, py::handl
 // The in-place form of fn: writes `self` and returns the same Python object (PyTorch's).
 template <auto fn, typename... A>
 py::object inplace(py::object self, A... args) {
-  fn(self.cast<const Tensor&>(), args...);
+  const Tensor r = fn(self.cast<const Tensor&>(), args...);
+  // in the graph, self takes the history of what was written (autograd::assign_with)
+  if (r.requires_grad() && r.grad_meta() != self.cast<const Tensor&>().grad_meta())
+    autograd::adopt(self.cast<Tensor&>(), r);
   return self;
 }
 using H = py::handle;

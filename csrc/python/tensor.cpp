@@ -140,6 +140,16 @@ void bind_moves(py::class_<Tensor>& cls) {
           "copy_",
           [](py::object self, const Tensor& src, bool /*non_blocking*/) {
             const Tensor& t = self.cast<const Tensor&>();
+            if (autograd::wants_grad({&t, &src})) {  // recorded: t takes src's values and history
+              const Tensor r = gil_free_if(t.numel() >= kReleaseGilNumel, [&] {
+                return autograd::assign_with("copy_", t, [&](const Tensor&) {
+                  const Tensor moved = to_dtype(to_device(src, t.device()), t.dtype());
+                  return contiguous(broadcast_to(moved, t.shape()));
+                }, false);
+              });
+              autograd::adopt(self.cast<Tensor&>(), r);
+              return self;
+            }
             gil_free_if(t.numel() >= kReleaseGilNumel, [&] { copy_from(t, src); });
             return self;
           },
