@@ -78,6 +78,15 @@ class Optimizer:
         raise NotImplementedError
 
 
+def _with_grads(group: dict):
+    """(parameter, gradient) for each parameter of the group that has one; the gradient
+    negated when the group maximizes."""
+    for p in group["params"]:
+        grad = p.grad
+        if grad is not None:
+            yield p, (-grad if group["maximize"] else grad)
+
+
 def _check(name: str, value, ok: bool, what: str):
     if not ok:
         raise InvalidArgumentError(f"Invalid {what}: {value}", op=name)
@@ -100,13 +109,8 @@ class SGD(Optimizer):
 
     def _update(self, group: dict) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            if maximize:
-                grad = -grad
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p, grad in _with_grads(group):
             if weight_decay != 0:
                 grad = grad + p * weight_decay
             if momentum != 0:
@@ -138,13 +142,8 @@ class AdamW(Optimizer):
 
     def _update(self, group: dict) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
-        for p in group["params"]:
-            grad = p.grad
-            if grad is None:
-                continue
-            if maximize:
-                grad = -grad
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        for p, grad in _with_grads(group):
             state = self._state(p)
             if not state:
                 state["step"] = 0
