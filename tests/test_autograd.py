@@ -489,6 +489,23 @@ def test_no_grad_and_enable_grad():
     assert (x * 2).requires_grad
 
 
+def test_backward_on_two_threads_into_one_leaf():
+    w = ember.ones((64, 64), requires_grad=True)
+    xs = [ember.full((8, 64), float(i + 1)) for i in range(2)]
+
+    def run(x):
+        for _ in range(25):
+            (x @ w).sum().backward()
+
+    threads = [threading.Thread(target=run, args=(x,)) for x in xs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # each backward adds 8 * (i + 1) to every element: 25 * (8 + 16)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((64, 64), 25 * 24.0, np.float32))
+
+
 def test_grad_mode_is_per_thread():
     seen = []
     with ember.no_grad():

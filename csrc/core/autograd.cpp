@@ -48,6 +48,7 @@ Tensor own(const Tensor& g) {
 
 // .grad += g (the first gradient becomes .grad, a copy when anything else holds it).
 void accumulate(Meta& m, const Tensor& g) {
+  std::lock_guard<std::mutex> hold(m.grad_mu);
   if (!m.grad)
     m.grad = std::make_shared<Tensor>(own(g));
   else
@@ -67,6 +68,7 @@ std::shared_ptr<Node> node_of(const Tensor& t) {
   if (!t.requires_grad()) return nullptr;
   const std::shared_ptr<Meta>& m = t.grad_meta();
   if (m->grad_fn) return m->grad_fn;
+  std::lock_guard<std::mutex> hold(m->grad_mu);  // ops on two threads may share a leaf
   std::shared_ptr<Node> acc = m->accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(m);
@@ -350,13 +352,18 @@ bool is_leaf(const Tensor& t) {
 }
 
 std::optional<Tensor> grad(const Tensor& t) {
-  if (!t.grad_meta() || !t.grad_meta()->grad) return std::nullopt;
+  if (!t.grad_meta()) return std::nullopt;
+  std::lock_guard<std::mutex> hold(t.grad_meta()->grad_mu);
+  if (!t.grad_meta()->grad) return std::nullopt;
   return *t.grad_meta()->grad;
 }
 
 void set_grad(Tensor& t, const std::optional<Tensor>& g) {
   if (!g) {
-    if (t.grad_meta()) t.grad_meta()->grad.reset();
+    if (t.grad_meta()) {
+      std::lock_guard<std::mutex> hold(t.grad_meta()->grad_mu);
+      t.grad_meta()->grad.reset();
+    }
     return;
   }
   Storage::check_same_device("grad", *t.storage(), *g->storage());
@@ -368,6 +375,7 @@ void set_grad(Tensor& t, const std::optional<Tensor>& g) {
                                               " for a tensor of dtype " + dtype_name(t.dtype()))
         .with("op", std::string("grad"));
   if (!t.grad_meta()) t.set_grad_meta(std::make_shared<Meta>());
+  std::lock_guard<std::mutex> hold(t.grad_meta()->grad_mu);
   t.grad_meta()->grad = std::make_shared<Tensor>(detach(*g));
 }
 

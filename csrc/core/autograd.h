@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,7 @@ struct Meta {
   std::weak_ptr<Node> accumulator;   // a leaf's AccumulateGrad, while a graph holds it
   bool retains_grad = false;         // a non-leaf keeps its .grad (retain_grad())
   uint64_t history = 0;              // its storage's history count when it was made
+  std::mutex grad_mu;                // backward()s on two threads may reach one leaf
 };
 
 // Whether an op given these inputs must record: grad mode on and one requires grad.
