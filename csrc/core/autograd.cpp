@@ -127,10 +127,10 @@ std::vector<std::optional<Tensor>> run(const std::vector<Root>& roots, bool reta
       if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
     }
   }
-  std::unordered_map<Node*, size_t> wanted;
+  std::unordered_map<Node*, std::vector<size_t>> wanted;  // an input may be asked twice
   if (capture)
     for (size_t i = 0; i < capture->size(); ++i)
-      if ((*capture)[i]) wanted.emplace((*capture)[i].get(), i);
+      if ((*capture)[i]) wanted[(*capture)[i].get()].push_back(i);
   std::vector<std::optional<Tensor>> captured(capture ? capture->size() : 0);
 
   std::unordered_map<Node*, Tensor> buffer;
@@ -155,9 +155,8 @@ std::vector<std::optional<Tensor>> run(const std::vector<Root>& roots, bool reta
       buffer.erase(it);
     }
     Grads outs;
-    if (auto w = wanted.find(n); w != wanted.end()) {
-      if (g) captured[w->second] = *g;
-    }
+    if (auto w = wanted.find(n); w != wanted.end() && g)
+      for (size_t i : w->second) captured[i] = *g;
     if (!capture && g)
       if (std::shared_ptr<Meta> kept = n->retained.lock(); kept && kept->retains_grad)
         accumulate(*kept, detach(*g));

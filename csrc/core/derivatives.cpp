@@ -85,61 +85,80 @@ auto quietly(F&& f) {
 
 }  // namespace
 
+// Whether op's backward reads its input (x) or its result (y): only those are saved, so
+// that a graph keeps no tensor its backward will not read.
+bool reads_input(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Abs: case UnaryOp::Sqr: case UnaryOp::Log: case UnaryOp::Log1p:
+    case UnaryOp::Sin: case UnaryOp::Cos: case UnaryOp::Erf: case UnaryOp::Gelu:
+    case UnaryOp::GeluTanh: case UnaryOp::Silu: return true;
+    default: return false;
+  }
+}
+bool reads_result(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Relu: case UnaryOp::Exp: case UnaryOp::Expm1: case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt: case UnaryOp::Recip: case UnaryOp::Tan: case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid: return true;
+    default: return false;
+  }
+}
+
 Tensor unary(UnaryOp op, const Tensor& x) {
   const Tensor y = quietly([&] { return ember::unary(op, x); });
-  const Saved sx(x), sy(y);
+  const Saved sx = reads_input(op) ? Saved(x) : Saved(), sy = reads_result(op) ? Saved(y) : Saved();
   const std::string name = node_name(op == UnaryOp::GeluTanh ? "gelu" : unary_name(op));
   return record(name.c_str(), y, {&x}, [op, sx, sy](const Tensor& g) -> Grads {
-    const Tensor& x = sx.get();
-    const Tensor& y = sy.get();
+    const auto x_ = [&]() -> const Tensor& { return sx.get(); };  // the op's input
+    const auto y_ = [&]() -> const Tensor& { return sy.get(); };  // its result
     switch (op) {
       case UnaryOp::Neg: return {scale(g, -1.0)};
-      case UnaryOp::Abs: return {mul(g, ember::unary(UnaryOp::Sign, x))};
-      case UnaryOp::Sqr: return {mul(g, scale(x, 2.0))};
+      case UnaryOp::Abs: return {mul(g, ember::unary(UnaryOp::Sign, x_()))};
+      case UnaryOp::Sqr: return {mul(g, scale(x_(), 2.0))};
       case UnaryOp::Relu:
-        return {keep_where(cmp(CmpOp::Gt, y, scalar(0.0, y)), g)};
+        return {keep_where(cmp(CmpOp::Gt, y_(), scalar(0.0, y_())), g)};
       case UnaryOp::Sign:
       case UnaryOp::Floor:
       case UnaryOp::Ceil:
       case UnaryOp::Round:
       case UnaryOp::Trunc: return {zeros_like(g)};
-      case UnaryOp::Exp: return {mul(g, y)};
-      case UnaryOp::Expm1: return {mul(g, ember::affine(y, 1.0, 1.0))};
-      case UnaryOp::Log: return {div(g, x)};
-      case UnaryOp::Log1p: return {div(g, ember::affine(x, 1.0, 1.0))};
-      case UnaryOp::Sqrt: return {div(g, scale(y, 2.0))};
+      case UnaryOp::Exp: return {mul(g, y_())};
+      case UnaryOp::Expm1: return {mul(g, ember::affine(y_(), 1.0, 1.0))};
+      case UnaryOp::Log: return {div(g, x_())};
+      case UnaryOp::Log1p: return {div(g, ember::affine(x_(), 1.0, 1.0))};
+      case UnaryOp::Sqrt: return {div(g, scale(y_(), 2.0))};
       case UnaryOp::Rsqrt:  // -x^(-3/2) / 2 = -y^3 / 2
-        return {mul(g, scale(mul(y, ember::unary(UnaryOp::Sqr, y)), -0.5))};
-      case UnaryOp::Recip: return {mul(g, scale(ember::unary(UnaryOp::Sqr, y), -1.0))};
-      case UnaryOp::Sin: return {mul(g, ember::unary(UnaryOp::Cos, x))};
-      case UnaryOp::Cos: return {mul(g, scale(ember::unary(UnaryOp::Sin, x), -1.0))};
-      case UnaryOp::Tan: return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y), 1.0, 1.0))};
+        return {mul(g, scale(mul(y_(), ember::unary(UnaryOp::Sqr, y_())), -0.5))};
+      case UnaryOp::Recip: return {mul(g, scale(ember::unary(UnaryOp::Sqr, y_()), -1.0))};
+      case UnaryOp::Sin: return {mul(g, ember::unary(UnaryOp::Cos, x_()))};
+      case UnaryOp::Cos: return {mul(g, scale(ember::unary(UnaryOp::Sin, x_()), -1.0))};
+      case UnaryOp::Tan: return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y_()), 1.0, 1.0))};
       case UnaryOp::Tanh:
-        return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y), -1.0, 1.0))};
+        return {mul(g, ember::affine(ember::unary(UnaryOp::Sqr, y_()), -1.0, 1.0))};
       case UnaryOp::Erf:  // 2/sqrt(pi) exp(-x^2)
-        return {mul(g, scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x), -1.0)),
+        return {mul(g, scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x_()), -1.0)),
                              2.0 / std::sqrt(M_PI)))};
       case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
-        const Tensor cdf = ember::affine(ember::unary(UnaryOp::Erf, scale(x, M_SQRT1_2)), 0.5, 0.5);
-        const Tensor pdf = scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x), -0.5)),
+        const Tensor cdf = ember::affine(ember::unary(UnaryOp::Erf, scale(x_(), M_SQRT1_2)), 0.5, 0.5);
+        const Tensor pdf = scale(ember::unary(UnaryOp::Exp, scale(ember::unary(UnaryOp::Sqr, x_()), -0.5)),
                                  1.0 / std::sqrt(2.0 * M_PI));
-        return {mul(g, add(cdf, mul(x, pdf)))};
+        return {mul(g, add(cdf, mul(x_(), pdf)))};
       }
       case UnaryOp::GeluTanh: {  // PyTorch's GeluBackward with approximate='tanh'
         const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
-        const Tensor x2 = ember::unary(UnaryOp::Sqr, x);
-        const Tensor inner = scale(mul(x, ember::affine(x2, kappa, 1.0)), beta);
+        const Tensor x2 = ember::unary(UnaryOp::Sqr, x_());
+        const Tensor inner = scale(mul(x_(), ember::affine(x2, kappa, 1.0)), beta);
         const Tensor t = ember::unary(UnaryOp::Tanh, inner);
         const Tensor left = ember::affine(t, 0.5, 0.5);  // (1 + t) / 2
-        const Tensor right = mul(mul(scale(x, 0.5), ember::affine(ember::unary(UnaryOp::Sqr, t), -1.0, 1.0)),
+        const Tensor right = mul(mul(scale(x_(), 0.5), ember::affine(ember::unary(UnaryOp::Sqr, t), -1.0, 1.0)),
                                  ember::affine(x2, 3.0 * kappa * beta, beta));
         return {mul(g, add(left, right))};
       }
       case UnaryOp::Silu: {  // s (1 + x (1 - s))
-        const Tensor s = ember::unary(UnaryOp::Sigmoid, x);
-        return {mul(g, mul(s, ember::affine(mul(x, ember::affine(s, -1.0, 1.0)), 1.0, 1.0)))};
+        const Tensor s = ember::unary(UnaryOp::Sigmoid, x_());
+        return {mul(g, mul(s, ember::affine(mul(x_(), ember::affine(s, -1.0, 1.0)), 1.0, 1.0)))};
       }
-      case UnaryOp::Sigmoid: return {mul(g, mul(y, ember::affine(y, -1.0, 1.0)))};
+      case UnaryOp::Sigmoid: return {mul(g, mul(y_(), ember::affine(y_(), -1.0, 1.0)))};
       case UnaryOp::IsNan:
       case UnaryOp::IsInf:
       case UnaryOp::IsFinite:
@@ -174,22 +193,30 @@ Tensor affine(const Tensor& x, double k, double c) {
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const Tensor y = quietly([&] { return ember::binary(op, a, b); });
-  const Saved sa(a), sb(b), sy(y);
   const bool na = a.requires_grad(), nb = b.requires_grad();
+  // Save only what the backward reads (an add saves nothing; a * b saves the other side).
+  bool keep_a = false, keep_b = false, keep_y = false;
+  switch (op) {
+    case BinaryOp::Mul: keep_a = nb; keep_b = na; break;
+    case BinaryOp::Div: keep_b = true; keep_y = nb; break;
+    case BinaryOp::Pow: keep_a = keep_b = true; keep_y = nb; break;
+    case BinaryOp::Maximum: case BinaryOp::Minimum: case BinaryOp::Atan2:
+      keep_a = keep_b = true; break;
+    case BinaryOp::Remainder: keep_a = keep_b = nb; break;
+    default: break;
+  }
+  const Saved sa = keep_a ? Saved(a) : Saved(), sb = keep_b ? Saved(b) : Saved(),
+              sy = keep_y ? Saved(y) : Saved();
   return record(node_name(binary_name(op)).c_str(), y, {&a, &b},
                 [op, sa, sb, sy, na, nb](const Tensor& g) -> Grads {
     switch (op) {
       case BinaryOp::Add: return {g, g};
       case BinaryOp::Sub: return {g, scale(g, -1.0)};
-      case BinaryOp::Mul: {
-        const Tensor& a = sa.get();
-        const Tensor& b = sb.get();
-        return {nb || na ? std::optional<Tensor>(na ? mul(g, b) : Tensor(g)) : std::nullopt,
-                nb ? std::optional<Tensor>(mul(g, a)) : std::nullopt};
-      }
+      case BinaryOp::Mul:
+        return {na ? std::optional<Tensor>(mul(g, sb.get())) : std::nullopt,
+                nb ? std::optional<Tensor>(mul(g, sa.get())) : std::nullopt};
       case BinaryOp::Div: {
-        const Tensor& b = sb.get();
-        const Tensor ga = div(g, b);
+        const Tensor ga = div(g, sb.get());
         if (!nb) return {ga, std::nullopt};
         return {ga, scale(mul(ga, sy.get()), -1.0)};  // -g a / b^2 = -(g / b) y
       }
@@ -227,6 +254,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
         return {mul(r, b), scale(mul(r, a), -1.0)};
       }
       case BinaryOp::Remainder:  // a - floor(a / b) b
+        if (!nb) return {g, std::nullopt};
         return {g, scale(mul(g, ember::binary(BinaryOp::FloorDivide, sa.get(), sb.get())), -1.0)};
       case BinaryOp::FloorDivide:
       case BinaryOp::TruncDivide: return {zeros_like(g), zeros_like(g)};
@@ -314,19 +342,17 @@ Tensor softmax(const Tensor& x, int64_t dim, bool log) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const Tensor y = quietly([&] { return ember::matmul(a, b); });
-  const Saved sa(a), sb(b);
   const bool na = a.requires_grad(), nb = b.requires_grad();
+  // a's gradient reads b and b's reads a: x @ w with x outside the graph keeps only w
+  const Saved sa = nb ? Saved(a) : Saved(), sb = na ? Saved(b) : Saved();
   const char* name = a.ndim() == 2 && b.ndim() == 2   ? "MmBackward0"
                      : a.ndim() == 1 && b.ndim() == 1 ? "DotBackward0"
                      : a.ndim() == 2 && b.ndim() == 1 ? "MvBackward0"
                                                       : "MatmulBackward0";
-  return record(name, y, {&a, &b}, [sa, sb, na, nb](const Tensor& g) -> Grads {
-    const Tensor& a = sa.get();
-    const Tensor& b = sb.get();
-    const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+  const Shape as = a.shape(), bs = b.shape();
+  return record(name, y, {&a, &b}, [sa, sb, na, nb, as, bs](const Tensor& g) -> Grads {
+    const bool a1 = as.size() == 1, b1 = bs.size() == 1;
     // As matrices: a 1-D lhs is a row (1, K), a 1-D rhs a column (K, 1).
-    const Tensor A = a1 ? ember::unsqueeze(a, 0) : a;
-    const Tensor B = b1 ? ember::unsqueeze(b, 1) : b;
     Tensor G = g;
     if (a1 && b1)
       G = ember::reshape(g, {1, 1});
@@ -335,28 +361,34 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     else if (b1)
       G = ember::unsqueeze(g, g.ndim());
     std::optional<Tensor> ga, gb;
-    if (na)
-      ga = ember::reshape(sum_to(ember::matmul(G, ember::transpose(B, -1, -2)), A.shape()),
-                          a.shape());
-    if (nb)
-      gb = ember::reshape(sum_to(ember::matmul(ember::transpose(A, -1, -2), G), B.shape()),
-                          b.shape());
+    if (na) {
+      const Tensor B = b1 ? ember::unsqueeze(sb.get(), 1) : sb.get();
+      const Shape A = a1 ? Shape{1, as[0]} : as;
+      ga = ember::reshape(sum_to(ember::matmul(G, ember::transpose(B, -1, -2)), A), as);
+    }
+    if (nb) {
+      const Tensor A = a1 ? ember::unsqueeze(sa.get(), 0) : sa.get();
+      const Shape B = b1 ? Shape{bs[0], 1} : bs;
+      gb = ember::reshape(sum_to(ember::matmul(ember::transpose(A, -1, -2), G), B), bs);
+    }
     return {ga, gb};
   });
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
   const Tensor y = quietly([&] { return ember::dot(a, b); });
-  const Saved sa(a), sb(b);
-  return record("DotBackward0", y, {&a, &b}, [sa, sb](const Tensor& g) -> Grads {
-    return {mul(g, sb.get()), mul(g, sa.get())};
+  const bool na = a.requires_grad(), nb = b.requires_grad();
+  const Saved sa = nb ? Saved(a) : Saved(), sb = na ? Saved(b) : Saved();
+  return record("DotBackward0", y, {&a, &b}, [sa, sb, na, nb](const Tensor& g) -> Grads {
+    return {na ? std::optional<Tensor>(mul(g, sb.get())) : std::nullopt,
+            nb ? std::optional<Tensor>(mul(g, sa.get())) : std::nullopt};
   });
 }
 
 Tensor mv(const Tensor& m, const Tensor& v) {
   const Tensor y = quietly([&] { return ember::mv(m, v); });
-  const Saved sm(m), sv(v);
   const bool nm = m.requires_grad(), nv = v.requires_grad();
+  const Saved sm = nv ? Saved(m) : Saved(), sv = nm ? Saved(v) : Saved();
   return record("MvBackward0", y, {&m, &v}, [sm, sv, nm, nv](const Tensor& g) -> Grads {
     std::optional<Tensor> gm, gv;
     if (nm) gm = ember::matmul(ember::unsqueeze(g, 1), ember::unsqueeze(sv.get(), 0));
