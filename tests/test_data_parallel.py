@@ -33,6 +33,28 @@ def test_two_gloo_processes_train_as_one(tmp_path):
     assert not np.allclose(alone_half["w1"], ranks[0]["w1"], rtol=1e-5, atol=1e-6)
 
 
+def _two_gpus() -> bool:
+    import ember
+
+    return ember.cuda_is_available() and ember.cuda_device_count() >= 2
+
+
+@pytest.mark.skipif(not dist.is_available() or not dist.is_nccl_available() or not _two_gpus(),
+                    reason="NCCL needs two CUDA GPUs")  # fmt: skip
+def test_nccl_processes_one_gpu_each_train_as_one(tmp_path):
+    import ember
+
+    world = ember.cuda_device_count()
+    ranks = example.run(world, 10, str(tmp_path), "nccl")
+    alone = example.train(0, 1, 10, device="cuda:0")
+    for name, want in alone.items():
+        for r in range(1, world):
+            np.testing.assert_array_equal(ranks[0][name], ranks[r][name])
+        np.testing.assert_allclose(ranks[0][name], want, rtol=1e-5, atol=1e-6)
+    alone_part = example.train(0, world, 10, device="cuda:0")
+    assert not np.allclose(alone_part["w1"], ranks[0]["w1"], rtol=1e-5, atol=1e-6)
+
+
 def test_dlpack_shares_a_gradients_memory():
     import ember
 
