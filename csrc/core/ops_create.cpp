@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "host_cast.h"
+#include "layout_plan.h"
 #include "random.h"
 #include "tensor.h"
 
@@ -40,6 +41,15 @@ Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const cha
   int64_t n = shape_numel(shape);
   check_bytes(n, dtype, device);
   return Tensor(std::make_shared<Storage>(device->alloc_uninit(n, dtype)), Layout(shape));
+}
+
+Tensor empty_for(const Shape& shape, DType dtype, const DevicePtr& device, const char* op,
+                 const std::vector<const Layout*>& inputs) {
+  Tensor t = empty(shape, dtype, device, op);
+  bool contiguous = true;
+  for (const Layout* l : inputs) contiguous = contiguous && l->is_contiguous();
+  if (contiguous) return t;
+  return t.view_as(Layout(shape, result_strides(shape, inputs), 0));
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device) {

@@ -12,9 +12,11 @@ namespace {
 // or a fresh tensor. Shapes first, then devices, then dtypes. With `cast_ok`, `out` may
 // have another dtype that the result can be written into (the caller casts into it);
 // `hint` ends the dtype message.
+// A fresh result is laid out like `inputs` (views of `shape`; see empty_for).
 Tensor destination(const char* op, const std::optional<Tensor>& out, const Shape& shape,
-                   DType dtype, const Tensor& input, bool cast_ok = false, const char* hint = "") {
-  if (!out) return empty(shape, dtype, input.device(), op);
+                   DType dtype, const Tensor& input, const std::vector<const Layout*>& inputs,
+                   bool cast_ok = false, const char* hint = "") {
+  if (!out) return empty_for(shape, dtype, input.device(), op, inputs);
   if (out->shape() != shape)
     throw_shape_mismatch(op, shape, out->shape(), "the out= tensor must have the result's shape");
   Storage::check_same_device(op, *input.storage(), *out->storage());
@@ -61,7 +63,7 @@ std::optional<Tensor> bool_unary(UnaryOp op, const Tensor& t, const std::optiona
   if (op == UnaryOp::Sqr) return unary(op, to_dtype(t, DType::I64), out);
   if (op != UnaryOp::BitwiseNot) return std::nullopt;
   const char* name = unary_name(op);
-  Tensor dst = destination(name, out, t.shape(), DType::Bool, t);
+  Tensor dst = destination(name, out, t.shape(), DType::Bool, t, {&t.layout()});
   copy_into(logical_not(t), dst, name);
   return dst;
 }
@@ -78,7 +80,8 @@ Tensor unary(UnaryOp op, const Tensor& t, const std::optional<Tensor>& out) {
   if (t.dtype() == DType::Bool)
     if (auto r = bool_unary(op, t, out)) return *r;
   check_op_dtype(info.name, info.cls, t.dtype(), t.device());
-  Tensor dst = destination(info.name, out, t.shape(), op_result_dtype(info.cls, t.dtype()), t);
+  Tensor dst = destination(info.name, out, t.shape(), op_result_dtype(info.cls, t.dtype()), t,
+                           {&t.layout()});
   return run_into(dst, {&t}, [&](Tensor& d) {
     StorageLocks locks(__func__, {t.storage().get()}, {d.storage().get()});
     t.storage()->impl().unary(op, UnaryParams{}, t.layout(), d.storage()->impl(), d.layout());
@@ -102,7 +105,7 @@ Tensor clamp(const Tensor& t, std::optional<double> lo, std::optional<double> hi
   UnaryParams p;
   p.lo = lo.value_or(-std::numeric_limits<double>::infinity());
   p.hi = hi.value_or(std::numeric_limits<double>::infinity());
-  Tensor dst = empty(t.shape(), t.dtype(), t.device(), "clamp");
+  Tensor dst = empty_for(t.shape(), t.dtype(), t.device(), "clamp", {&t.layout()});
   StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
   t.storage()->impl().unary(UnaryOp::Clamp, p, t.layout(), dst.storage()->impl(), dst.layout());
   return dst;
@@ -127,7 +130,7 @@ Tensor round_decimals(const Tensor& t, int64_t decimals) {
 
 Tensor affine(const Tensor& t, double mul, double add) {
   if (autograd::wants_grad({&t})) return autograd::d::affine(t, mul, add);
-  Tensor dst = empty(t.shape(), t.dtype(), t.device(), "affine");
+  Tensor dst = empty_for(t.shape(), t.dtype(), t.device(), "affine", {&t.layout()});
   StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
   t.storage()->impl().affine(t.layout(), mul, add, dst.storage()->impl(), dst.layout());
   return dst;
@@ -154,7 +157,14 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
                          ? " (integer true division gives float; for an integer result "
                            "use // or div(..., rounding_mode='floor' or 'trunc'))"
                          : "";
-  Tensor dst = destination(name, out, shape, dtype, lhs_in, /*cast_ok=*/true, hint);
+  // Same shapes need no broadcast views (and no copies of the layouts).
+  const bool same = lhs_in.shape() == rhs_in.shape();
+  Layout lb, rb;
+  if (!same)
+    lb = lhs_in.layout().broadcast_to(name, shape), rb = rhs_in.layout().broadcast_to(name, shape);
+  Tensor dst = destination(name, out, shape, dtype, lhs_in,
+                           {same ? &lhs_in.layout() : &lb, same ? &rhs_in.layout() : &rb},
+                           /*cast_ok=*/true, hint);
   if (dst.dtype() != dtype) {  // e.g. float16 += float32: computed in float32, then cast
     copy_into(binary(op, lhs_in, rhs_in, std::nullopt), dst, name);
     return dst;
@@ -162,11 +172,8 @@ Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
   std::optional<Tensor> lhs_cast, rhs_cast;
   const Tensor& lhs = promoted(lhs_in, dtype, lhs_cast);
   const Tensor& rhs = promoted(rhs_in, dtype, rhs_cast);
-  // Same shapes need no broadcast views (and no copies of the layouts).
-  const bool same = lhs.shape() == rhs.shape();
-  Layout lb, rb;
-  if (!same)
-    lb = lhs.layout().broadcast_to(name, shape), rb = rhs.layout().broadcast_to(name, shape);
+  if (!same && lhs_cast) lb = lhs.layout().broadcast_to(name, shape);  // a cast has its own
+  if (!same && rhs_cast) rb = rhs.layout().broadcast_to(name, shape);
   const Layout& l = same ? lhs.layout() : lb;
   const Layout& r = same ? rhs.layout() : rb;
   return run_into(dst, {&lhs, &rhs}, [&](Tensor& d) {
@@ -185,8 +192,9 @@ Tensor cmp(CmpOp op, const Tensor& lhs_in, const Tensor& rhs_in) {
   const Tensor& lhs = promoted(lhs_in, common, lhs_cast);
   const Tensor& rhs = promoted(rhs_in, common, rhs_cast);
   check_op_dtype(name, op_info(op).cls, lhs.dtype(), lhs.device());
-  Tensor dst = empty(shape, op_result_dtype(op_info(op).cls, lhs.dtype()), lhs.device(), name);
   Layout l = lhs.layout().broadcast_to(name, shape), r = rhs.layout().broadcast_to(name, shape);
+  Tensor dst = empty_for(shape, op_result_dtype(op_info(op).cls, lhs.dtype()), lhs.device(), name,
+                         {&l, &r});
   StorageLocks locks(__func__, {lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
   lhs.storage()->impl().cmp(op, l, rhs.storage()->impl(), r, dst.storage()->impl(), dst.layout());
   return dst;
@@ -199,8 +207,11 @@ Tensor where(const Tensor& cond_in, const Tensor& true_in, const Tensor& false_i
   Storage::check_same_device("where", *cond_in.storage(), *true_in.storage());
   Storage::check_same_device("where", *true_in.storage(), *false_in.storage());
   // The branches' common dtype; where_into casts each to it.
-  Tensor dst = empty(shape, promote_types(true_in.dtype(), false_in.dtype()), cond_in.device(),
-                     "where");
+  const Layout c = cond_in.layout().broadcast_to("where", shape);
+  const Layout t = true_in.layout().broadcast_to("where", shape);
+  const Layout f = false_in.layout().broadcast_to("where", shape);
+  Tensor dst = empty_for(shape, promote_types(true_in.dtype(), false_in.dtype()), cond_in.device(),
+                         "where", {&c, &t, &f});
   where_into(cond_in, true_in, false_in, dst, "where");
   return dst;
 }

@@ -46,7 +46,7 @@ Tensor to_dtype(const Tensor& t, DType dtype) {
   DevicePtr dev = t.device();
   if (!dev->supports_dtype(dtype))
     throw_unsupported_dtype("to_dtype", dtype, dev, "this backend has no kernels for it");
-  Tensor out = empty(t.shape(), dtype, dev, "to_dtype");
+  Tensor out = empty_for(t.shape(), dtype, dev, "to_dtype", {&t.layout()});  // PyTorch's preserve_format
   cast_into(t, t.layout(), out);
   return out;
 }

@@ -52,6 +52,10 @@ using Dims = std::vector<int64_t>;
 // ---- creation (ops_create.cpp)
 void check_shape(const char* op, const Shape& shape);  // no negatives, no overflow
 Tensor empty(const Shape& shape, DType dtype, const DevicePtr& device, const char* op = "empty");
+// A fresh elementwise result over `inputs` (views of `shape`), laid out as PyTorch lays
+// it out: contiguous when the inputs are, else in their memory order (layout_plan.h).
+Tensor empty_for(const Shape& shape, DType dtype, const DevicePtr& device, const char* op,
+                 const std::vector<const Layout*>& inputs);
 Tensor full(const Shape& shape, double value, DType dtype, const DevicePtr& device);
 // Integers exactly (a double holds only 53 bits); the value must fit dtype.
 Tensor full_int(const Shape& shape, int64_t value, DType dtype, const DevicePtr& device);

@@ -1,11 +1,12 @@
 // Walking N same-shaped views at once. Dims that are contiguous in every view are
-// merged first, so a dense tensor is one long row that kernels can vectorise.
+// merged first (core's plan), so a dense tensor is one long row that kernels can vectorise.
 #pragma once
 
 #include <array>
 #include <vector>
 
 #include "core/layout.h"
+#include "core/layout_plan.h"
 #include "parallel.h"
 
 namespace ember::cpu {
@@ -17,32 +18,31 @@ struct Walk {
   std::array<int64_t, N> offsets;  // per view
 };
 
+// The core plan (core/layout_plan.h) as the CPU walks it.
 template <size_t N>
-Walk<N> merge_dims(const Shape& shape, const std::array<const Layout*, N>& views) {
+Walk<N> merge_dims(const Shape& shape, const std::array<const Layout*, N>& views,
+                   WalkOrder order = WalkOrder::Logical) {
+  DimPlan p = plan_dims(shape, std::vector<const Layout*>(views.begin(), views.end()), order);
   Walk<N> w;
-  for (size_t k = 0; k < N; ++k) w.offsets[k] = views[k]->offset();
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !w.shape.empty();
-    for (size_t k = 0; k < N && merge; ++k)
-      merge = w.strides[k].back() == views[k]->strides()[d] * shape[d];
-    if (merge) {
-      w.shape.back() *= shape[d];
-      for (size_t k = 0; k < N; ++k) w.strides[k].back() = views[k]->strides()[d];
-    } else {
-      w.shape.push_back(shape[d]);
-      for (size_t k = 0; k < N; ++k) w.strides[k].push_back(views[k]->strides()[d]);
-    }
-  }
-  if (w.shape.empty()) {  // a single element
-    w.shape.push_back(1);
-    for (size_t k = 0; k < N; ++k) w.strides[k].push_back(1);
+  w.shape = std::move(p.shape);
+  for (size_t k = 0; k < N; ++k) {
+    w.strides[k] = std::move(p.strides[k]);
+    w.offsets[k] = p.offsets[k];
   }
   return w;
 }
 
+// Rows and columns of one tile of a transposed walk (see walk).
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileCols = 128;
+
 // Calls row(offsets, n, inner_strides) for runs of the innermost dim, in parallel
-// for large views. Each run covers n elements.
+// for large views. Each run covers n elements. The dims are walked in the written
+// (last) view's memory order, so a result laid out like its inputs is one dense run.
+// Where a view steps through the inner dim with a stride and the next dim out with a
+// smaller one (a transposed operand), the last two dims go in tiles of kTileRows runs of
+// kTileCols: the lines that view reads for one run are read again by the next runs
+// while they are in cache.
 template <size_t N, typename Row>
 void walk(const Shape& shape, const std::array<const Layout*, N>& views, Row&& row) {
   const int64_t numel = shape_numel(shape);
@@ -59,7 +59,7 @@ void walk(const Shape& shape, const std::array<const Layout*, N>& views, Row&& r
     });
     return;
   }
-  Walk<N> w = merge_dims(shape, views);
+  Walk<N> w = merge_dims(shape, views, WalkOrder::Memory);
   const size_t nd = w.shape.size();
   const int64_t inner = w.shape.back();
   std::array<int64_t, N> inner_strides;
@@ -73,6 +73,43 @@ void walk(const Shape& shape, const std::array<const Layout*, N>& views, Row&& r
     });
     return;
   }
+
+  bool transposed = false;
+  for (size_t k = 0; k < N; ++k) {
+    const int64_t si = inner_strides[k] < 0 ? -inner_strides[k] : inner_strides[k];
+    const int64_t so = w.strides[k][nd - 2] < 0 ? -w.strides[k][nd - 2] : w.strides[k][nd - 2];
+    transposed = transposed || (si > 1 && so < si && so != 0);
+  }
+  if (transposed && inner > kTileCols) {
+    const int64_t rows = w.shape[nd - 2];
+    const int64_t tiles_r = (rows + kTileRows - 1) / kTileRows;
+    const int64_t tiles_c = (inner + kTileCols - 1) / kTileCols;
+    const int64_t per_outer = tiles_r * tiles_c;
+    const int64_t outer = numel / (rows * inner);
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kTileRows * kTileCols));
+    parallel_for(outer * per_outer, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        int64_t o = t / per_outer;
+        const int64_t rem = t % per_outer;
+        const int64_t r0 = (rem / tiles_c) * kTileRows, c0 = (rem % tiles_c) * kTileCols;
+        std::array<int64_t, N> base = w.offsets;
+        for (size_t d = nd - 2; d-- > 0;) {  // outer number -> offsets
+          const int64_t idx = o % w.shape[d];
+          o /= w.shape[d];
+          for (size_t k = 0; k < N; ++k) base[k] += idx * w.strides[k][d];
+        }
+        const int64_t n = std::min(kTileCols, inner - c0);
+        for (int64_t r = r0; r < std::min(rows, r0 + kTileRows); ++r) {
+          std::array<int64_t, N> off;
+          for (size_t k = 0; k < N; ++k)
+            off[k] = base[k] + r * w.strides[k][nd - 2] + c0 * inner_strides[k];
+          row(off, n, inner_strides);
+        }
+      }
+    });
+    return;
+  }
+
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < nd; ++d) rows *= w.shape[d];
   int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1));

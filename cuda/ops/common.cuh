@@ -13,6 +13,7 @@
 #include "backend/cuda_backend.h"
 #include "core/error.h"
 #include "core/host_cast.h"
+#include "core/layout_plan.h"
 
 namespace ember::cuda {
 
@@ -192,27 +193,21 @@ __device__ __forceinline__ void walk_offsets(const Walk<N>& w, int64_t i, int64_
     for (int k = 0; k < N; ++k) off[k] += i * w.stride[k][0];
 }
 
-// Merges the dims of `views` (all of `shape`); raises naming `op` past kMaxDims dims.
+// Packs core's plan of `views` (all of `shape`, core/layout_plan.h) for the kernels;
+// raises naming `op` past kMaxDims dims.
 template <int N>
-Walk<N> make_walk(const char* op, const Shape& shape, const std::array<const Layout*, N>& views) {
+Walk<N> make_walk(const char* op, const Shape& shape, const std::array<const Layout*, N>& views,
+                  WalkOrder order = WalkOrder::Logical) {
+  const DimPlan p = plan_dims(shape, std::vector<const Layout*>(views.begin(), views.end()), order);
+  if (p.ndim() > size_t(kMaxDims))
+    throw_invalid(op, "the CUDA kernels take views of at most " + std::to_string(kMaxDims) +
+                          " dims that cannot be merged; make the tensor contiguous first");
   Walk<N> w;
-  for (int k = 0; k < N; ++k) w.offset[k] = views[k]->offset();
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = w.ndim > 0;
-    for (int k = 0; k < N && merge; ++k)
-      merge = w.stride[k][w.ndim - 1] == views[k]->strides()[d] * shape[d];
-    if (merge) {
-      w.shape[w.ndim - 1] *= shape[d];
-      for (int k = 0; k < N; ++k) w.stride[k][w.ndim - 1] = views[k]->strides()[d];
-      continue;
-    }
-    if (w.ndim == kMaxDims)
-      throw_invalid(op, "the CUDA kernels take views of at most " + std::to_string(kMaxDims) +
-                            " dims that cannot be merged; make the tensor contiguous first");
-    w.shape[w.ndim] = shape[d];
-    for (int k = 0; k < N; ++k) w.stride[k][w.ndim] = views[k]->strides()[d];
-    ++w.ndim;
+  w.ndim = int(p.ndim());
+  for (int k = 0; k < N; ++k) w.offset[k] = p.offsets[size_t(k)];
+  for (int d = 0; d < w.ndim; ++d) {
+    w.shape[d] = p.shape[size_t(d)];
+    for (int k = 0; k < N; ++k) w.stride[k][d] = p.strides[size_t(k)][size_t(d)];
   }
   return w;
 }

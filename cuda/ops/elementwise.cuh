@@ -151,20 +151,34 @@ __global__ void map3_strided(const A* a, const B* b, const C* c, Out* o, int64_t
 
 // ---- host launchers: dense when every view is, strided otherwise
 
+// Whether a plan is one run that every view walks densely (stride 1), or, where `one`
+// says so, reads as one broadcast value.
+template <int N>
+bool dense_run(const Walk<N>& w, const std::array<bool, N>& one) {
+  if (w.ndim != 1) return false;
+  for (int k = 0; k < N; ++k)
+    if (w.stride[k][0] != 1 && !(one[size_t(k)] && w.stride[k][0] == 0)) return false;
+  return true;
+}
+
 template <typename In, typename Out, typename F>
 void launch_map1(const char* op, const CudaDevice& dev, const In* in, const Layout& src, Out* out,
                  const Layout& dst, F f) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   GpuScope scope(dev.gpu());
-  if (src.is_contiguous() && dst.is_contiguous()) {
-    const In* a = in + src.offset();
-    Out* o = out + dst.offset();
+  // Dense, or dense once the dims are taken in memory order (a result laid out like a
+  // transposed input): one run, vector loads.
+  const bool contiguous = src.is_contiguous() && dst.is_contiguous();
+  Walk<2> w;
+  if (!contiguous) w = make_walk<2>(op, dst.shape(), {&src, &dst}, WalkOrder::Memory);
+  if (contiguous || dense_run(w, {false, false})) {
+    const In* a = in + (contiguous ? src.offset() : w.offset[0]);
+    Out* o = out + (contiguous ? dst.offset() : w.offset[1]);
     constexpr int V = pair_width<In, Out>();
     map1_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(a, o, n, aligned16(a) && aligned16(o),
                                                             f);
   } else {
-    Walk<2> w = make_walk<2>(op, dst.shape(), {&src, &dst});
     map1_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(in, out, n, w, f);
   }
   dev.check_launch(op);
@@ -184,15 +198,18 @@ void launch_map2(const char* op, const CudaDevice& dev, const T* a, const Layout
   if (n == 0) return;
   GpuScope scope(dev.gpu());
   const bool a_one = is_one_value(la) && n > 1, b_one = is_one_value(lb) && n > 1;
-  if ((a_one || la.is_contiguous()) && (b_one || lb.is_contiguous()) && dst.is_contiguous()) {
-    const T* pa = a + la.offset();
-    const T* pb = b + lb.offset();
-    Out* o = out + dst.offset();
+  const bool contiguous =
+      (a_one || la.is_contiguous()) && (b_one || lb.is_contiguous()) && dst.is_contiguous();
+  Walk<3> w;
+  if (!contiguous) w = make_walk<3>(op, dst.shape(), {&la, &lb, &dst}, WalkOrder::Memory);
+  if (contiguous || dense_run(w, {a_one, b_one, false})) {
+    const T* pa = a + (contiguous ? la.offset() : w.offset[0]);
+    const T* pb = b + (contiguous ? lb.offset() : w.offset[1]);
+    Out* o = out + (contiguous ? dst.offset() : w.offset[2]);
     const bool vec = (a_one || aligned16(pa)) && (b_one || aligned16(pb)) && aligned16(o);
     constexpr int V = pair_width<T, Out>();
     map2_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(pa, pb, o, n, a_one, b_one, vec, f);
   } else {
-    Walk<3> w = make_walk<3>(op, dst.shape(), {&la, &lb, &dst});
     map2_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, out, n, w, f);
   }
   dev.check_launch(op);
@@ -206,19 +223,21 @@ void launch_map3(const char* op, const CudaDevice& dev, const A* a, const Layout
   GpuScope scope(dev.gpu());
   const bool a_one = is_one_value(la) && n > 1, b_one = is_one_value(lb) && n > 1,
              c_one = is_one_value(lc) && n > 1;
-  if ((a_one || la.is_contiguous()) && (b_one || lb.is_contiguous()) &&
-      (c_one || lc.is_contiguous()) && dst.is_contiguous()) {
-    const A* pa = a + la.offset();
-    const B* pb = b + lb.offset();
-    const C* pc = c + lc.offset();
-    Out* o = out + dst.offset();
+  const bool contiguous = (a_one || la.is_contiguous()) && (b_one || lb.is_contiguous()) &&
+                          (c_one || lc.is_contiguous()) && dst.is_contiguous();
+  Walk<4> w;
+  if (!contiguous) w = make_walk<4>(op, dst.shape(), {&la, &lb, &lc, &dst}, WalkOrder::Memory);
+  if (contiguous || dense_run(w, {a_one, b_one, c_one, false})) {
+    const A* pa = a + (contiguous ? la.offset() : w.offset[0]);
+    const B* pb = b + (contiguous ? lb.offset() : w.offset[1]);
+    const C* pc = c + (contiguous ? lc.offset() : w.offset[2]);
+    Out* o = out + (contiguous ? dst.offset() : w.offset[3]);
     const bool vec = (a_one || aligned16(pa)) && (b_one || aligned16(pb)) &&
                      (c_one || aligned16(pc)) && aligned16(o);
     constexpr int V = triple_width<A, B, C, Out>();
     map3_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(pa, pb, pc, o, n, a_one, b_one, c_one,
                                                             vec, f);
   } else {
-    Walk<4> w = make_walk<4>(op, dst.shape(), {&la, &lb, &lc, &dst});
     map3_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
   }
   dev.check_launch(op);

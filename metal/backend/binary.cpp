@@ -17,7 +17,7 @@ void launch_two_inputs(const MetalStorage& lhs, const char* family, const char* 
   const int64_t n = dst_layout.numel();
   if (n == 0) return;
   BinaryKParams p{};
-  const std::vector<StridedLayout> kl = kernel_layouts(op, {lhs_layout, rhs_layout, dst_layout});
+  const std::vector<StridedLayout> kl = kernel_layouts(op, {lhs_layout, rhs_layout, dst_layout}, WalkOrder::Memory);
   std::copy(kl.begin(), kl.end(), p.l);
   const bool dense = kl[0].contiguous && kl[1].contiguous && kl[2].contiguous;
   launch_elementwise(lhs.metal(), family, kernel_name(family, op, dense, lhs.dtype()),

@@ -29,7 +29,7 @@ template <typename Fn>
 void in_blocks(const char* op, const std::vector<Layout>& views, const Fn& fn) {
   std::vector<StridedLayout> kl;
   try {
-    kl = kernel_layouts(op, views);
+    kl = kernel_layouts(op, views, WalkOrder::Memory);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::InvalidArgument || views[0].ndim() <= EMBER_MAX_DIMS) throw;
     for (int64_t i = 0; i < views[0].dim(0); ++i) {

@@ -2,6 +2,7 @@
 // EMBER_MAX_DIMS of them, and a flag for dense views (which need no index math).
 #include <string>
 
+#include "core/layout_plan.h"
 #include "metal_backend.h"
 
 namespace ember::metal {
@@ -22,53 +23,35 @@ const char* dtype_suffix(DType d) {
       .with("dtype", d);
 }
 
-std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layout>& layouts) {
+std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layout>& layouts,
+                                          WalkOrder order) {
   const size_t k = layouts.size();
   const Shape& shape = layouts.at(0).shape();
   for (const Layout& l : layouts)
     if (l.shape() != shape)
       throw_shape_mismatch(op, shape, l.shape(), "kernel layouts must share one shape");
 
-  // Same walk as the CPU's merge_dims: size-1 dims drop out, and a dim joins the one
-  // before it when, in every view, that one steps exactly over it.
-  Shape dims;
-  std::vector<Strides> strides(k);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !dims.empty();
-    for (size_t j = 0; j < k && merge; ++j)
-      merge = strides[j].back() == layouts[j].strides()[d] * shape[d];
-    if (merge)
-      dims.back() *= shape[d];
-    else
-      dims.push_back(shape[d]);
-    for (size_t j = 0; j < k; ++j) {
-      if (merge)
-        strides[j].back() = layouts[j].strides()[d];
-      else
-        strides[j].push_back(layouts[j].strides()[d]);
-    }
-  }
-  if (dims.size() > EMBER_MAX_DIMS)
+  // core's plan (core/layout_plan.h): size-1 dims drop out, and a dim joins the one
+  // before it when, in every view, that one steps exactly over it
+  std::vector<const Layout*> views;
+  for (const Layout& l : layouts) views.push_back(&l);
+  const DimPlan plan = plan_dims(shape, views, order);
+  if (plan.ndim() > EMBER_MAX_DIMS)
     throw_invalid(op, "the Metal kernels take views of at most " + std::to_string(EMBER_MAX_DIMS) +
-                          " dims after merging, this one has " + std::to_string(dims.size()) +
+                          " dims after merging, this one has " + std::to_string(plan.ndim()) +
                           " (shape " + shape_str(shape) + "); call .contiguous() first");
-  if (dims.empty()) {  // one element
-    dims.push_back(1);
-    for (Strides& s : strides) s.push_back(1);
-  }
 
   std::vector<StridedLayout> out(k);
   for (size_t j = 0; j < k; ++j) {
     StridedLayout& s = out[j];
     s = StridedLayout{};
-    s.offset = layouts[j].offset();
-    s.ndim = uint32_t(dims.size());
-    for (size_t d = 0; d < dims.size(); ++d) {
-      s.shape[d] = dims[d];
-      s.strides[d] = strides[j][d];
+    s.offset = plan.offsets[j];
+    s.ndim = uint32_t(plan.ndim());
+    for (size_t d = 0; d < plan.ndim(); ++d) {
+      s.shape[d] = plan.shape[d];
+      s.strides[d] = plan.strides[j][d];
     }
-    s.contiguous = layouts[j].is_contiguous() || (dims.size() == 1 && strides[j][0] == 1);
+    s.contiguous = layouts[j].is_contiguous() || (plan.ndim() == 1 && plan.strides[j][0] == 1);
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include "buffer_pool.h"
 #include "completed_prefix.h"
 #include "core/backend.h"
+#include "core/layout_plan.h"
 
 namespace ember::metal {
 
@@ -181,7 +182,10 @@ const char* dtype_suffix(DType d);
 // Collapses dims that are contiguous in *every* given layout (all of dst's shape), so
 // kernels see at most EMBER_MAX_DIMS dims. Throws InvalidArgument naming `op` when
 // more than EMBER_MAX_DIMS dims remain.
-std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layout>& layouts);
+// Walk order (core/layout_plan.h): Memory for elementwise work, whose lanes may take the
+// elements in any order.
+std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layout>& layouts,
+                                          WalkOrder order = WalkOrder::Logical);
 StridedLayout kernel_layout(const char* op, const Layout& layout);
 
 }  // namespace ember::metal

@@ -79,7 +79,7 @@ void MetalStorage::unary(UnaryOp op, const UnaryParams& up, const Layout& src, B
   const int64_t n = dst_layout.numel();
   if (n == 0) return;
   UnaryKParams p{};
-  const std::vector<StridedLayout> kl = kernel_layouts(name, {src, dst_layout});
+  const std::vector<StridedLayout> kl = kernel_layouts(name, {src, dst_layout}, WalkOrder::Memory);
   p.l[0] = kl[0];
   p.l[1] = kl[1];
   if (op == UnaryOp::Clamp) {
@@ -95,7 +95,7 @@ void MetalStorage::affine(const Layout& src, double mul, double add, BackendStor
   const int64_t n = dst_layout.numel();
   if (n == 0) return;
   UnaryKParams p{};
-  const std::vector<StridedLayout> kl = kernel_layouts("affine", {src, dst_layout});
+  const std::vector<StridedLayout> kl = kernel_layouts("affine", {src, dst_layout}, WalkOrder::Memory);
   p.l[0] = kl[0];
   p.l[1] = kl[1];
   // floats compute in float as the CPU; integers in (software) double as the CPU

@@ -15,7 +15,7 @@ void MetalStorage::where(const Layout& cond, const BackendStorage& on_true, cons
   if (n == 0) return;
   WhereKParams p{};
   const std::vector<StridedLayout> kl =
-      kernel_layouts("where", {cond, t_layout, f_layout, dst_layout});
+      kernel_layouts("where", {cond, t_layout, f_layout, dst_layout}, WalkOrder::Memory);
   std::copy(kl.begin(), kl.end(), p.l);
   const bool dense =
       std::all_of(kl.begin(), kl.end(), [](const StridedLayout& l) { return l.contiguous != 0; });
