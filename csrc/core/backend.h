@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtype.h"
@@ -248,6 +250,12 @@ class BackendStorage {
   virtual void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,
                        const Layout& ids_layout, const BackendStorage& src,
                        const Layout& src_layout, bool accumulate, bool unique_ids) = 0;
+  // The smallest and largest value of the integer tensor `src` views (not empty), read in
+  // one pass, for core's range check of index arrays; nullopt where the backend has no such
+  // kernel (core then reduces twice).
+  virtual std::optional<std::pair<int64_t, int64_t>> index_bounds(const Layout& src) const {
+    return std::nullopt;
+  }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend

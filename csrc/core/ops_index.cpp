@@ -50,11 +50,20 @@ Tensor distinct_elements(const Tensor& t) {
 void check_range(const char* op, const Tensor& ids, int64_t size) {
   if (ids.numel() == 0) return;
   const Tensor distinct = distinct_elements(ids);
-  int64_t bounds[2] = {0, 0};  // min and max read back together: one wait
-  values_i64(stack({reduce(ReduceOp::Min, distinct, {}, false),
-                    reduce(ReduceOp::Max, distinct, {}, false)},
-                   0),
-             bounds);
+  int64_t bounds[2] = {0, 0};
+  std::optional<std::pair<int64_t, int64_t>> one_pass;
+  {
+    StorageLocks locks(op, {distinct.storage().get()}, {});
+    one_pass = distinct.storage()->impl().index_bounds(distinct.layout());
+  }
+  if (one_pass) {
+    bounds[0] = one_pass->first, bounds[1] = one_pass->second;
+  } else {  // min and max read back together: one wait
+    values_i64(stack({reduce(ReduceOp::Min, distinct, {}, false),
+                      reduce(ReduceOp::Max, distinct, {}, false)},
+                     0),
+               bounds);
+  }
   const int64_t lo = bounds[0], hi = bounds[1];
   if (lo < 0 || hi >= size) {
     int64_t bad = lo < 0 ? lo : hi;

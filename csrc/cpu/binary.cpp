@@ -188,6 +188,9 @@ void apply(const char* name, const T* a, const Layout& la, const BackendStorage&
     throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
   else if constexpr (is_division_v<Op> && !is_float_v<T>)
     integer_division<Op>(name, a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<T>(), dl);
+  else if constexpr (is_half_v<T>)
+    map2_chunked(a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<Out>(), dl,
+                 [](C x, C y) { return Op()(x, y); });
   else
     map2(a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<Out>(), dl,
          [](T x, T y) { return Out(Op()(C(x), C(y))); });

@@ -32,7 +32,24 @@ void CpuStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_
     using S = decltype(stag);
     dispatch_dtype(dst.dtype(), [&](auto dtag) {
       using D = decltype(dtag);
-      map1(ptr<S>(), src, as_cpu(dst).ptr<D>(), dst_layout, [](S x) { return convert<D>(x); });
+      D* out = as_cpu(dst).ptr<D>();
+      if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bf16>) {
+        walk<2>(dst_layout.shape(), {&src, &dst_layout},
+                [&](const auto& off, int64_t n, const auto& st) {
+                  if (st[0] == 1) return store_chunk(ptr<S>() + off[0], out + off[1], st[1], n);
+                  for (int64_t i = 0; i < n; ++i)
+                    out[off[1] + i * st[1]] = convert<D>(ptr<S>()[off[0] + i * st[0]]);
+                });
+      } else if constexpr (std::is_same_v<S, bf16> && std::is_same_v<D, float>) {
+        walk<2>(dst_layout.shape(), {&src, &dst_layout},
+                [&](const auto& off, int64_t n, const auto& st) {
+                  if (st[1] == 1) return load_chunk(ptr<S>() + off[0], st[0], out + off[1], n);
+                  for (int64_t i = 0; i < n; ++i)
+                    out[off[1] + i * st[1]] = convert<D>(ptr<S>()[off[0] + i * st[0]]);
+                });
+      } else {
+        map1(ptr<S>(), src, out, dst_layout, [](S x) { return convert<D>(x); });
+      }
     });
   });
 }
@@ -41,9 +58,12 @@ void CpuStorage::copy_strided(const Layout& src, BackendStorage& dst,
                               const Layout& dst_layout) const {
   size_t es = dtype_size(dtype_);
   if (src.numel() == 0) return;
-  if (src.is_contiguous() && dst_layout.is_contiguous()) {
-    std::memcpy(static_cast<char*>(as_cpu(dst).data()) + dst_layout.offset() * es,
-                static_cast<const char*>(data_) + src.offset() * es, size_t(src.numel()) * es);
+  if (src.is_contiguous() && dst_layout.is_contiguous()) {  // memcpy, split over threads
+    char* to = static_cast<char*>(as_cpu(dst).data()) + dst_layout.offset() * es;
+    const char* from = static_cast<const char*>(data_) + src.offset() * es;
+    parallel_for(src.numel(), kParallelGrain * 4, [&](int64_t lo, int64_t hi) {
+      std::memcpy(to + lo * es, from + lo * es, size_t(hi - lo) * es);
+    });
     return;
   }
   // Copies move bits, so one loop per element size serves every dtype.

@@ -49,6 +49,7 @@ class CpuStorage : public BackendStorage {
   void* host_memory() override { return data_; }
   const void* host_memory() const override { return data_; }
   EMBER_BACKEND_STORAGE_OPS
+  std::optional<std::pair<int64_t, int64_t>> index_bounds(const Layout& src) const override;
 
  private:
   DevicePtr device_;
@@ -64,6 +65,17 @@ inline CpuStorage& as_cpu(BackendStorage& s) {
 }
 inline const CpuStorage& as_cpu(const BackendStorage& s) {
   return static_cast<const CpuStorage&>(s);
+}
+
+// Calls fn(const I* ids) with the index tensor's data in its own type (int64, uint32 or
+// uint8: what core hands the kernels), so loops over ids read them without a switch.
+template <typename Fn>
+void with_ids(const CpuStorage& ids, Fn&& fn) {
+  switch (ids.dtype()) {
+    case DType::I64: return fn(ids.ptr<int64_t>());
+    case DType::U32: return fn(ids.ptr<uint32_t>());
+    default: return fn(ids.ptr<uint8_t>());
+  }
 }
 
 }  // namespace ember::cpu

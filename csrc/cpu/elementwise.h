@@ -2,7 +2,9 @@
 // and a strided branch for views.
 #pragma once
 
+#include "core/host_cast.h"
 #include "strided.h"
+#include "vec_math.h"
 
 namespace ember::cpu {
 
@@ -84,6 +86,74 @@ void map3(const A* a, const Layout& la, const B* b, const Layout& lb, const C* c
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], zv);
     } else {
       for (int64_t i = 0; i < n; ++i) o[i * st[3]] = f(x[i * st[0]], y[i * st[1]], z[i * st[2]]);
+    }
+  });
+}
+
+// ---- 16-bit floats: runs go through float buffers of kChunk values, converted in and out
+// by the vectorised conversions (vec_math.h), the op computed in float between.
+
+constexpr int64_t kChunk = 512;
+
+// n values of T from x (stride st, 0 for a broadcast value) as their compute type.
+template <typename T>
+void load_chunk(const T* x, int64_t st, compute_t<T>* buf, int64_t n) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    if (st == 1) return bf16_to_f32(reinterpret_cast<const uint16_t*>(x), buf, n);
+  }
+  for (int64_t i = 0; i < n; ++i) buf[i] = compute_t<T>(x[i * st]);
+}
+
+// n computed values into o (stride st) as T.
+template <typename T>
+void store_chunk(const compute_t<T>* buf, T* o, int64_t st, int64_t n) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    if (st == 1) return f32_to_bf16(buf, reinterpret_cast<uint16_t*>(o), n);
+  }
+  for (int64_t i = 0; i < n; ++i) o[i * st] = T(buf[i]);
+}
+
+// out = g(a) for a 16-bit float T: g maps a whole chunk, g(const C* in, R* out, m), in
+// place allowed; R is C (stored back as Out = T) or a predicate's uint8 (stored as is).
+template <typename T, typename Out, typename G>
+void map1_chunked(const T* in, const Layout& src, Out* out, const Layout& dst, G g) {
+  using C = compute_t<T>;
+  walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    C x[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      load_chunk(in + off[0] + i * st[0], st[0], x, m);
+      if constexpr (std::is_same_v<Out, T>) {
+        g(x, x, m);
+        store_chunk(x, out + off[1] + i * st[1], st[1], m);
+      } else {
+        Out r[kChunk];
+        g(x, r, m);
+        for (int64_t j = 0; j < m; ++j) out[off[1] + (i + j) * st[1]] = r[j];
+      }
+    }
+  });
+}
+
+// out = g(a, b) elementwise for a 16-bit float T; g(C, C) gives C (stored as T) or bool
+// (a predicate's uint8).
+template <typename T, typename Out, typename G>
+void map2_chunked(const T* a, const Layout& la, const T* b, const Layout& lb, Out* out,
+                  const Layout& dst, G g) {
+  using C = compute_t<T>;
+  walk<3>(dst.shape(), {&la, &lb, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    C x[kChunk], y[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      load_chunk(a + off[0] + i * st[0], st[0], x, m);
+      load_chunk(b + off[1] + i * st[1], st[1], y, m);
+      if constexpr (std::is_same_v<Out, T>) {
+        for (int64_t j = 0; j < m; ++j) x[j] = C(g(x[j], y[j]));
+        store_chunk(x, out + off[2] + i * st[2], st[2], m);
+      } else {
+        Out* o = out + off[2] + i * st[2];
+        for (int64_t j = 0; j < m; ++j) o[j * st[2]] = Out(g(x[j], y[j]));
+      }
     }
   });
 }

@@ -1,9 +1,13 @@
 // index_select and gather. Indices were range-checked by core.
 #include <algorithm>
+#include <limits>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "cpu_backend.h"
 #include "elementwise.h"
+#include "vec_math.h"
 
 namespace ember::cpu {
 
@@ -110,25 +114,78 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
   });
 }
 
+std::optional<std::pair<int64_t, int64_t>> CpuStorage::index_bounds(const Layout& src) const {
+  std::optional<std::pair<int64_t, int64_t>> result;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T* in = ptr<T>();
+      std::mutex mu;
+      T lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
+      walk<1>(src.shape(), {&src}, [&](const auto& off, int64_t n, const auto& st) {
+        T a = std::numeric_limits<T>::max(), b = std::numeric_limits<T>::lowest();
+        const T* x = in + off[0];
+        if constexpr (std::is_same_v<T, int64_t>) {
+          if (st[0] == 1) {  // the usual index dtype: the vectorised clones
+            int64_t l = a, h = b;
+            minmax_i64(x, n, &l, &h);
+            std::lock_guard<std::mutex> lock(mu);
+            lo = std::min(lo, l);
+            hi = std::max(hi, h);
+            return;
+          }
+        }
+        if (st[0] == 1) {
+          for (int64_t i = 0; i < n; ++i) {  // branch-free: vectorises
+            a = x[i] < a ? x[i] : a;
+            b = x[i] > b ? x[i] : b;
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            a = std::min(a, x[i * st[0]]);
+            b = std::max(b, x[i * st[0]]);
+          }
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        lo = std::min(lo, a);
+        hi = std::max(hi, b);
+      });
+      result.emplace(int64_t(lo), int64_t(hi));
+    }
+  });
+  return result;
+}
+
 void CpuStorage::gather(const Layout& src, int64_t dim, const BackendStorage& ids,
                         const Layout& ids_layout, BackendStorage& dst) const {
+  // out[p] = src[p with dim replaced by ids[p]]: src walked as a view of the ids' shape
+  // whose dim stride is 0 (the row's start), the id scaled by the dim's stride added per
+  // element. Runs of the walk are rows of the ids (no index math per element); along the
+  // last dim a run gathers within one row of src, which stays in cache.
+  const Layout out(ids_layout.shape());
+  Strides base_st = src.strides();
+  base_st.resize(size_t(ids_layout.ndim()));
+  base_st[size_t(dim)] = 0;
+  const Layout base(ids_layout.shape(), base_st, src.offset());
+  const int64_t step = src.strides()[size_t(dim)];
   const CpuStorage& id = as_cpu(ids);
-  Layout out(ids_layout.shape());
-  int64_t n = out.numel(), nd = out.ndim();
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T* in = ptr<T>();
     T* o = as_cpu(dst).ptr<T>();
-    parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t flat = lo; flat < hi; ++flat) {
-        int64_t src_off = src.offset(), ids_off = ids_layout.offset();
-        for (int64_t d = nd, r = flat; d-- > 0; r /= out.dim(d)) {
-          int64_t i = r % out.dim(d);
-          ids_off += i * ids_layout.strides()[size_t(d)];
-          if (d != dim) src_off += i * src.strides()[size_t(d)];
-        }
-        o[flat] = in[src_off + index_at(id, ids_off) * src.strides()[size_t(dim)]];
-      }
+    with_ids(id, [&](const auto* idp) {
+      walk<3>(out.shape(), {&base, &ids_layout, &out},
+              [&](const auto& off, int64_t n, const auto& st) {
+                const T* s = in + off[0];
+                const auto* i = idp + off[1];
+                T* d = o + off[2];
+                if (st[0] == 0 && st[1] == 1 && st[2] == 1) {
+                  for (int64_t k = 0; k < n; ++k) d[k] = s[int64_t(i[k]) * step];
+                } else {
+                  for (int64_t k = 0; k < n; ++k)
+                    d[k * st[2]] = s[k * st[0] + int64_t(i[k * st[1]]) * step];
+                }
+              });
     });
   });
 }

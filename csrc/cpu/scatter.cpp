@@ -120,15 +120,30 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
       return;
     }
     // Each row (a position of the other dims) writes its own elements: rows run in
-    // parallel, a row's ids in order.
-    parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
-      for (int64_t p = lo; p < hi; ++p) {
-        int64_t off[3];
-        base_offsets(p, shape, dim, ls, off);
-        for (int64_t k = 0; k < len; ++k) {
-          put(out[off[0] + id_at(id, off[1] + k * is) * ds], in[off[2] + k * ss]);
+    // parallel, a row's ids in order. The loop is compiled per id type and per write.
+    const auto by_rows = [&](const auto* idp, auto write) {
+      parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          int64_t off[3];
+          base_offsets(p, shape, dim, ls, off);
+          T* o = out + off[0];
+          const auto* i = idp + off[1];
+          const T* v = in + off[2];
+          if (is == 1 && ss == 1) {
+            for (int64_t k = 0; k < len; ++k) write(o[int64_t(i[k]) * ds], v[k]);
+          } else {
+            for (int64_t k = 0; k < len; ++k) write(o[int64_t(i[k * is]) * ds], v[k * ss]);
+          }
         }
-      }
+      });
+    };
+    with_ids(id, [&](const auto* idp) {
+      if (!accumulate)
+        by_rows(idp, [](T& o, T v) { o = v; });
+      else if (logical)
+        by_rows(idp, [](T& o, T v) { o = T(o != T(0) || v != T(0)); });
+      else
+        by_rows(idp, [](T& o, T v) { o = add_one(o, v); });
     });
   });
 }

@@ -116,11 +116,18 @@ EMBER_CPU_FLOAT_OP(Silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_FLOAT_OP
 
-// exp of dense float runs goes to the vectorised kernel; strided runs to libm.
+// exp of float runs goes to the vectorised kernel: dense runs directly, strided ones
+// through a buffer.
 void exp_float(const float* in, const Layout& src, float* out, const Layout& dst) {
   walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
     if (st[0] == 1 && st[1] == 1) return exp_f32(in + off[0], out + off[1], n);
-    for (int64_t i = 0; i < n; ++i) out[off[1] + i * st[1]] = std::exp(in[off[0] + i * st[0]]);
+    float x[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      load_chunk(in + off[0] + i * st[0], st[0], x, m);
+      exp_f32(x, x, m);
+      store_chunk(x, out + off[1] + i * st[1], st[1], m);
+    }
   });
 }
 
@@ -131,6 +138,18 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
   using C = compute_t<T>;
   if constexpr (!op_takes<cls, T>()) {
     throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
+  } else if constexpr (is_half_v<T> && cls == OpClass::Predicate) {
+    map1_chunked(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
+                 [](const C* x, uint8_t* r, int64_t m) {
+                   for (int64_t j = 0; j < m; ++j) r[j] = Op()(x[j]) ? 1 : 0;
+                 });
+  } else if constexpr (is_half_v<T>) {
+    map1_chunked(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](const C* x, C* r, int64_t m) {
+      if constexpr (std::is_same_v<Op, Exp>)
+        exp_f32(x, r, m);
+      else
+        for (int64_t j = 0; j < m; ++j) r[j] = Op()(x[j]);
+    });
   } else if constexpr (cls == OpClass::Predicate) {
     map1(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
          [](T x) { return uint8_t(Op()(C(x)) ? 1 : 0); });
@@ -175,7 +194,13 @@ void CpuStorage::affine(const Layout& src, double mul, double add, BackendStorag
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
-    if constexpr (is_float_v<T>) {
+    if constexpr (is_half_v<T>) {
+      const C m = C(mul), a = C(add);
+      map1_chunked(ptr<T>(), src, as_cpu(dst).ptr<T>(), dst_layout,
+                   [m, a](const C* x, C* r, int64_t k) {
+                     for (int64_t j = 0; j < k; ++j) r[j] = x[j] * m + a;
+                   });
+    } else if constexpr (is_float_v<T>) {
       C m = C(mul), a = C(add);
       map1(ptr<T>(), src, as_cpu(dst).ptr<T>(), dst_layout,
            [m, a](T x) { return T(C(x) * m + a); });

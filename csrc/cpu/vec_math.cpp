@@ -28,7 +28,8 @@ __attribute__((always_inline)) inline float bits_to_float(uint32_t u) {
 
 // Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial.
 __attribute__((always_inline)) inline float exp_one(float x) {
-  const float xc = x < -104.0f ? -104.0f : (x > 88.8f ? 88.8f : x);
+  // clamped by max/min (one instruction each; NaN goes through and is restored below)
+  const float xc = std::min(std::max(x, -104.0f), 88.8f);
   // round to nearest by the 1.5 * 2^23 trick: plain adds, so it vectorises
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xc - n * 0.693359375f;
@@ -198,6 +199,41 @@ EMBER_TARGET_CLONES void scale_f32(const float* x, float s, float* y, int64_t n)
 
 EMBER_TARGET_CLONES void sub2_f32(const float* x, float a, float b, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - a) - b;
+}
+
+EMBER_TARGET_CLONES void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = bits_to_float(uint32_t(x[i]) << 16);
+}
+
+EMBER_TARGET_CLONES void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, &x[i], 4);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest even
+    const uint32_t quiet = (u >> 16) | 0x40u;
+    y[i] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);  // NaN stays NaN
+  }
+}
+
+EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
+  // eight lanes each way: vpminsq/vpmaxsq (or compares and blends) in the wide clones
+  constexpr int kW = 8;
+  int64_t a[kW], b[kW];
+  for (int k = 0; k < kW; ++k) a[k] = *lo, b[k] = *hi;
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW)
+    for (int k = 0; k < kW; ++k) {
+      a[k] = x[i + k] < a[k] ? x[i + k] : a[k];
+      b[k] = x[i + k] > b[k] ? x[i + k] : b[k];
+    }
+  for (; i < n; ++i) {
+    a[0] = x[i] < a[0] ? x[i] : a[0];
+    b[0] = x[i] > b[0] ? x[i] : b[0];
+  }
+  for (int k = 0; k < kW; ++k) {
+    *lo = a[k] < *lo ? a[k] : *lo;
+    *hi = b[k] > *hi ? b[k] : *hi;
+  }
 }
 
 }  // namespace ember::cpu

@@ -32,4 +32,12 @@ void scale_f32(const float* x, float s, float* y, int64_t n);
 // y = (x - a) - b over a dense run (y may be x): rounded in that order.
 void sub2_f32(const float* x, float a, float b, float* y, int64_t n);
 
+// bfloat16 <-> float over dense runs, bit for bit as bf16's conversions (dtype.h): the
+// top half of the float, rounded to nearest even; NaN stays a quiet NaN.
+void bf16_to_f32(const uint16_t* x, float* y, int64_t n);
+void f32_to_bf16(const float* x, uint16_t* y, int64_t n);
+
+// Folds a dense run of int64 into *lo (the smallest so far) and *hi (the largest).
+void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi);
+
 }  // namespace ember::cpu
