@@ -106,3 +106,20 @@ def test_bfloat16_rounding_edges():
     assert np.signbit(got[-1])
     torch = pytest.importorskip("torch")
     np.testing.assert_array_equal(got, torch.tensor(edges).bfloat16().float().numpy())
+
+
+def test_float16_rounding_edges():
+    # ties to even, the largest half and past it, subnormals and their ties, underflow to
+    # zero, signed zero, NaN and infinities; more than eight values, so that the vectorised
+    # conversions and their scalar tail both run
+    edges = np.array([1.00048828125, 1.00146484375, 65504.0, 65519.0, 65520.0, 1e5,
+                      5.960464477539063e-08, 2.9802322387695312e-08, 8.940696716308594e-08,
+                      1e-8, -0.0, np.nan, np.inf, -np.inf, 6.103515625e-05, -3.0517578125e-05,
+                      0.1, 3.14159], np.float32)  # fmt: skip
+    got = ember.tensor(edges).to_dtype(ember.float16).to_dtype(ember.float32).numpy()
+    with np.errstate(over="ignore"):
+        want = edges.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    half = ember.tensor(want.astype(np.float16))
+    np.testing.assert_array_equal(half.to_dtype(ember.float32).numpy(), want)

@@ -33,14 +33,14 @@ void CpuStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_
     dispatch_dtype(dst.dtype(), [&](auto dtag) {
       using D = decltype(dtag);
       D* out = as_cpu(dst).ptr<D>();
-      if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bf16>) {
+      if constexpr (std::is_same_v<S, float> && is_half_v<D>) {
         walk<2>(dst_layout.shape(), {&src, &dst_layout},
                 [&](const auto& off, int64_t n, const auto& st) {
                   if (st[0] == 1) return store_chunk(ptr<S>() + off[0], out + off[1], st[1], n);
                   for (int64_t i = 0; i < n; ++i)
                     out[off[1] + i * st[1]] = convert<D>(ptr<S>()[off[0] + i * st[0]]);
                 });
-      } else if constexpr (std::is_same_v<S, bf16> && std::is_same_v<D, float>) {
+      } else if constexpr (is_half_v<S> && std::is_same_v<D, float>) {
         walk<2>(dst_layout.shape(), {&src, &dst_layout},
                 [&](const auto& off, int64_t n, const auto& st) {
                   if (st[1] == 1) return load_chunk(ptr<S>() + off[0], st[0], out + off[1], n);

@@ -2,6 +2,8 @@
 // and a strided branch for views.
 #pragma once
 
+#include <cstring>
+
 #include "core/host_cast.h"
 #include "strided.h"
 #include "vec_math.h"
@@ -95,11 +97,54 @@ void map3(const A* a, const Layout& la, const B* b, const Layout& lb, const C* c
 
 constexpr int64_t kChunk = 512;
 
+// The op over a chunk, r[j] = g(x[j]) or x[j] = g(x[j], y[j]): compiled three times on
+// x86-64, for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and the baseline, with g inlined
+// into each loop, and picked by the CPU at run time (cpu_level: 2, 1, 0).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_CPU_V3 __attribute__((target("arch=x86-64-v3")))
+#define EMBER_CPU_V4 __attribute__((target("arch=x86-64-v4")))
+inline int cpu_level() {
+  static const int level = __builtin_cpu_supports("x86-64-v4")   ? 2
+                           : __builtin_cpu_supports("x86-64-v3") ? 1
+                                                                 : 0;
+  return level;
+}
+#else
+#define EMBER_CPU_V3
+#define EMBER_CPU_V4
+inline int cpu_level() { return 0; }
+#endif
+
+// Defines name_base, name_v3 and name_v4 from one body, and name(...) picking among
+// them (targs: the template arguments the call passes on, where they are not deduced).
+#define EMBER_COMMA ,
+#define EMBER_CPU_LEVELS(Tmpl, targs, name, params, args, body) \
+  Tmpl void name##_base params body                             \
+  Tmpl EMBER_CPU_V3 void name##_v3 params body                  \
+  Tmpl EMBER_CPU_V4 void name##_v4 params body                  \
+  Tmpl void name params {                                       \
+    switch (cpu_level()) {                                      \
+      case 2: return name##_v4 targs args;                      \
+      case 1: return name##_v3 targs args;                      \
+      default: return name##_base targs args;                   \
+    }                                                           \
+  }
+
+EMBER_CPU_LEVELS(template <typename G EMBER_COMMA typename C EMBER_COMMA typename R>, , each1,
+                 (G g, const C* x, R* r, int64_t m), (g, x, r, m),
+                 { for (int64_t j = 0; j < m; ++j) r[j] = R(g(x[j])); })
+
+EMBER_CPU_LEVELS(template <typename G EMBER_COMMA typename C>, , each2,
+                 (G g, C* x, const C* y, int64_t m), (g, x, y, m),
+                 { for (int64_t j = 0; j < m; ++j) x[j] = C(g(x[j], y[j])); })
+
 // n values of T from x (stride st, 0 for a broadcast value) as their compute type.
 template <typename T>
 void load_chunk(const T* x, int64_t st, compute_t<T>* buf, int64_t n) {
   if constexpr (std::is_same_v<T, bf16>) {
     if (st == 1) return bf16_to_f32(reinterpret_cast<const uint16_t*>(x), buf, n);
+  } else if constexpr (std::is_same_v<T, f16>) {
+    if (st == 1) return f16_to_f32(reinterpret_cast<const uint16_t*>(x), buf, n);
   }
   for (int64_t i = 0; i < n; ++i) buf[i] = compute_t<T>(x[i * st]);
 }
@@ -109,6 +154,8 @@ template <typename T>
 void store_chunk(const compute_t<T>* buf, T* o, int64_t st, int64_t n) {
   if constexpr (std::is_same_v<T, bf16>) {
     if (st == 1) return f32_to_bf16(buf, reinterpret_cast<uint16_t*>(o), n);
+  } else if constexpr (std::is_same_v<T, f16>) {
+    if (st == 1) return f32_to_f16(buf, reinterpret_cast<uint16_t*>(o), n);
   }
   for (int64_t i = 0; i < n; ++i) o[i * st] = T(buf[i]);
 }
@@ -137,18 +184,49 @@ void map1_chunked(const T* in, const Layout& src, Out* out, const Layout& dst, G
 
 // out = g(a, b) elementwise for a 16-bit float T; g(C, C) gives C (stored as T) or bool
 // (a predicate's uint8).
+// bfloat16 runs with the op fused between the conversions, one pass: both operands dense,
+// or one a broadcast value (kA, kB: the operand steps; 0 or 1).
+inline float bf16_bits_float(uint16_t b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t float_bf16_bits(float f) {  // bf16's rounding (dtype.h), branch-free
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+EMBER_CPU_LEVELS(template <int kA EMBER_COMMA int kB EMBER_COMMA typename G>,
+                 <kA EMBER_COMMA kB>, fused2_bf16,
+                 (G g, const uint16_t* a, const uint16_t* b, uint16_t* o, int64_t n),
+                 (g, a, b, o, n), {
+                   for (int64_t j = 0; j < n; ++j)
+                     o[j] = float_bf16_bits(
+                         float(g(bf16_bits_float(a[j * kA]), bf16_bits_float(b[j * kB]))));
+                 })
+
 template <typename T, typename Out, typename G>
 void map2_chunked(const T* a, const Layout& la, const T* b, const Layout& lb, Out* out,
                   const Layout& dst, G g) {
   using C = compute_t<T>;
   walk<3>(dst.shape(), {&la, &lb, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    if constexpr (std::is_same_v<T, bf16> && std::is_same_v<Out, T>) {
+      const auto* pa = reinterpret_cast<const uint16_t*>(a + off[0]);
+      const auto* pb = reinterpret_cast<const uint16_t*>(b + off[1]);
+      auto* po = reinterpret_cast<uint16_t*>(out + off[2]);
+      if (st[2] == 1 && st[0] == 1 && st[1] == 1) return fused2_bf16<1, 1>(g, pa, pb, po, n);
+      if (st[2] == 1 && st[0] == 1 && st[1] == 0) return fused2_bf16<1, 0>(g, pa, pb, po, n);
+      if (st[2] == 1 && st[0] == 0 && st[1] == 1) return fused2_bf16<0, 1>(g, pa, pb, po, n);
+    }
     C x[kChunk], y[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {
       const int64_t m = std::min(kChunk, n - i);
       load_chunk(a + off[0] + i * st[0], st[0], x, m);
       load_chunk(b + off[1] + i * st[1], st[1], y, m);
       if constexpr (std::is_same_v<Out, T>) {
-        for (int64_t j = 0; j < m; ++j) x[j] = C(g(x[j], y[j]));
+        each2(g, x, y, m);
         store_chunk(x, out + off[2] + i * st[2], st[2], m);
       } else {
         Out* o = out + off[2] + i * st[2];

@@ -140,15 +140,13 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
     throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
   } else if constexpr (is_half_v<T> && cls == OpClass::Predicate) {
     map1_chunked(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
-                 [](const C* x, uint8_t* r, int64_t m) {
-                   for (int64_t j = 0; j < m; ++j) r[j] = Op()(x[j]) ? 1 : 0;
-                 });
+                 [](const C* x, uint8_t* r, int64_t m) { each1(Op(), x, r, m); });
   } else if constexpr (is_half_v<T>) {
     map1_chunked(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](const C* x, C* r, int64_t m) {
       if constexpr (std::is_same_v<Op, Exp>)
         exp_f32(x, r, m);
       else
-        for (int64_t j = 0; j < m; ++j) r[j] = Op()(x[j]);
+        each1(Op(), x, r, m);
     });
   } else if constexpr (cls == OpClass::Predicate) {
     map1(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
@@ -198,7 +196,7 @@ void CpuStorage::affine(const Layout& src, double mul, double add, BackendStorag
       const C m = C(mul), a = C(add);
       map1_chunked(ptr<T>(), src, as_cpu(dst).ptr<T>(), dst_layout,
                    [m, a](const C* x, C* r, int64_t k) {
-                     for (int64_t j = 0; j < k; ++j) r[j] = x[j] * m + a;
+                     each1([m, a](C v) { return v * m + a; }, x, r, k);
                    });
     } else if constexpr (is_float_v<T>) {
       C m = C(mul), a = C(add);

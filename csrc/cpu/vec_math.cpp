@@ -4,6 +4,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/dtype.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define EMBER_F16C 1
+#endif
+
 // Built three times on x86-64 (x86-64-v4: AVX-512; x86-64-v3: AVX2+FMA; baseline); the
 // loader picks one.
 // Not under ThreadSanitizer: its instrumented ifunc resolvers run before its runtime is
@@ -234,6 +241,51 @@ EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, in
     *lo = a[k] < *lo ? a[k] : *lo;
     *hi = b[k] > *hi ? b[k] : *hi;
   }
+}
+
+#if defined(EMBER_F16C)
+namespace {
+
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return yes;
+}
+
+// Eight at a time by the F16C conversions (rounding to nearest even, subnormals kept,
+// NaN quiet), the tail as f16 converts one value.
+__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) y[i] = f16::to_float(x[i]);
+}
+
+__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+  }
+  for (; i < n; ++i) y[i] = f16::from_float(x[i]);
+}
+
+}  // namespace
+#endif
+
+void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
+#if defined(EMBER_F16C)
+  if (has_f16c()) return f16_to_f32_f16c(x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = f16::to_float(x[i]);
+}
+
+void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
+#if defined(EMBER_F16C)
+  if (has_f16c()) return f32_to_f16_f16c(x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = f16::from_float(x[i]);
 }
 
 }  // namespace ember::cpu

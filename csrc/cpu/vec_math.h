@@ -37,6 +37,11 @@ void sub2_f32(const float* x, float a, float b, float* y, int64_t n);
 void bf16_to_f32(const uint16_t* x, float* y, int64_t n);
 void f32_to_bf16(const float* x, uint16_t* y, int64_t n);
 
+// float16 <-> float over dense runs, as f16's conversions (dtype.h): F16C where the CPU
+// has it (the same values; a NaN keeps its payload's top bits, quiet).
+void f16_to_f32(const uint16_t* x, float* y, int64_t n);
+void f32_to_f16(const float* x, uint16_t* y, int64_t n);
+
 // Folds a dense run of int64 into *lo (the smallest so far) and *hi (the largest).
 void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi);
 
