@@ -65,7 +65,14 @@ def rows(n: int) -> list[Row]:
     add("add", "column broadcast", f32, {"a": (sq, "normal"), "b": (col, "normal")},
         {"*": "a + b"}, 2 * nn)  # fmt: skip
     add("add", "0-d tensor", f32, {"a": (sq, "normal"), "b": (zero, "normal")}, {"*": "a + b"}, 2 * nn)
+    add("add", "Python number", f32, {"a": (sq, "normal")}, {"*": "a + 1.5"}, 2 * nn)
     add("add", "transposed", f32, {"a": (sq, "normal"), "b": (sq, "normal")}, {"*": "a.T + b"}, 3 * nn)
+    add("add", "both transposed", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
+        {"*": "a.T + b.T"}, 3 * nn)  # fmt: skip
+    add("mul", "row broadcast, transposed", f32, {"a": (sq, "normal"), "b": (vec, "normal")},
+        {"*": "a.T * b"}, 2 * nn + n)  # fmt: skip
+    add("gt", "column broadcast", f32, {"a": (sq, "normal"), "b": (col, "normal")},
+        {"*": "a > b"}, 1.25 * nn)  # fmt: skip
     add("add", "sliced [:, ::2]", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
         {"*": "a[:, ::2] + b[:, ::2]"}, 1.5 * nn)  # fmt: skip
     for dt in (f32, bf16):
@@ -78,11 +85,34 @@ def rows(n: int) -> list[Row]:
     add("cast", "f32 -> bf16, 1-D", f32, {"a": ((nn,), "normal")},
         {"ember": "a.to_dtype(ember.bfloat16)", "torch": "a.to(torch.bfloat16)", "numpy": None},
         1.5 * nn)  # fmt: skip
+    add("cast", "bf16 -> f32, 1-D", bf16, {"a": ((nn,), "normal")},
+        {"ember": "a.to_dtype(ember.float32)", "torch": "a.to(torch.float32)", "numpy": None},
+        3 * nn)  # fmt: skip
+    add("cast", "f32 -> f16, 1-D", f32, {"a": ((nn,), "normal")},
+        {"ember": "a.to_dtype(ember.float16)", "torch": "a.to(torch.float16)",
+         "numpy": "a.astype(np.float16)"}, 1.5 * nn)  # fmt: skip
+    add("cast", "i64 -> f32, 1-D", i64, {"a": ((nn,), "normal")},
+        {"ember": "a.to_dtype(ember.float32)", "torch": "a.to(torch.float32)",
+         "numpy": "a.astype(np.float32)"}, 1.5 * nn)  # fmt: skip
+    add("cast", "f32 -> bf16, transposed", f32, {"a": (sq, "normal")},
+        {"ember": "a.T.to_dtype(ember.bfloat16)", "torch": "a.T.to(torch.bfloat16)", "numpy": None},
+        1.5 * nn)  # fmt: skip
     add("copy", "transposed .contiguous()", f32, {"a": (sq, "normal")},
         {"*": "a.T.contiguous()", "numpy": "np.ascontiguousarray(a.T)"}, 2 * nn)  # fmt: skip
+    add("copy", "sliced [:, ::2].contiguous()", f32, {"a": (sq, "normal")},
+        {"*": "a[:, ::2].contiguous()", "numpy": "np.ascontiguousarray(a[:, ::2])"}, nn)  # fmt: skip
     add("cat", "dim=1", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
         {"ember": "ember.cat([a, b], dim=1)", "torch": "torch.cat([a, b], dim=1)",
          "numpy": "np.concatenate([a, b], axis=1)"}, 4 * nn)  # fmt: skip
+    add("cat", "dim=0", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
+        {"ember": "ember.cat([a, b], dim=0)", "torch": "torch.cat([a, b], dim=0)",
+         "numpy": "np.concatenate([a, b], axis=0)"}, 4 * nn)  # fmt: skip
+    add("stack", "dim=1", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
+        {"ember": "ember.stack([a, b], dim=1)", "torch": "torch.stack([a, b], dim=1)",
+         "numpy": "np.stack([a, b], axis=1)"}, 4 * nn)  # fmt: skip
+    add("where", "row broadcast", f32, {"a": (sq, "normal"), "b": (vec, "normal")},
+        {"ember": "ember.where(a > 0, a, b)", "torch": "torch.where(a > 0, a, b)",
+         "numpy": "np.where(a > 0, a, b)"}, 2.25 * nn)  # fmt: skip
 
     # ---- reductions
     sum_dim = {"*": "a.sum({d})", "numpy": "a.sum(axis={d})"}
@@ -152,10 +182,26 @@ def rows(n: int) -> list[Row]:
         {"*": "a[i]"}, nn)  # fmt: skip
     add("index_select", "dim 0", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}")},
         {"*": "a.index_select(0, i)", "numpy": "a.take(i, axis=0)"}, nn)  # fmt: skip
+    add("index_select", "dim 1 (elements)", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}")},
+        {"*": "a.index_select(1, i)", "numpy": "a.take(i, axis=1)"}, nn)  # fmt: skip
+    add("embedding", "rows", f32, {"w": (sq, "normal"), "i": (half, f"ids:{n}")},
+        {"ember": "ember.embedding(i, w)", "torch": "torch.nn.functional.embedding(i, w)",
+         "numpy": "w[i]"}, nn)  # fmt: skip
     add("gather", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.gather(1, i)", "numpy": "np.take_along_axis(a, i, axis=1)"}, 4 * nn)  # fmt: skip
+    add("gather", "dim 0 (rows of ids)", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
+        {"*": "a.gather(0, i)", "numpy": "np.take_along_axis(a, i, axis=0)"}, 4 * nn)  # fmt: skip
+    add("scatter", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
+        {"*": "a.scatter(1, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
     add("scatter_add", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.scatter_add(1, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
+    add("scatter_add", "dim 0", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
+        {"*": "a.scatter_add(0, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
+    add("index_add", "dim 0 (rows)", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}"),
+        "s": ((n // 2, n), "normal")}, {"*": "a.index_add(0, i, s)", "numpy": None}, 3 * nn)  # fmt: skip
+    add("slice_scatter", "dim 1, step 2", f32, {"a": (sq, "normal"), "s": ((n, n // 2), "normal")},
+        {"ember": "ember.slice_scatter(a, s, 1, 0, None, 2)",
+         "torch": "torch.slice_scatter(a, s, 1, 0, None, 2)", "numpy": None}, 2.5 * nn)  # fmt: skip
     return out
 
 

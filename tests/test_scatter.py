@@ -69,6 +69,23 @@ def test_scatter_values(device, dtype, dim, add, rng):
         np.testing.assert_array_equal(t.numpy(), x)  # the input is untouched
 
 
+@pytest.mark.parametrize("add", [False, True], ids=["scatter", "scatter_add"])
+@pytest.mark.parametrize("shape,dim", [((4, 5, 3), 0), ((4, 5, 3), 1), ((3, 1100), 0)])
+def test_scatter_along_outer_dims_of_dense_operands(device, dtype, shape, dim, add, rng):
+    # dense input, ids and src with a dim after `dim`: the writes sweep the inner positions
+    # line by line (two runs of them for the widest), each position's ids still in order
+    if not require_dtype(device, dtype):
+        return
+    fn = ember.scatter_add if add else ember.scatter
+    t, x = make_view(rng, shape, dtype, device, "contiguous")
+    ids_shape = list(shape)
+    ids_shape[dim] = 2 * shape[dim]  # repeated ids: the last wins, or adds sum in order
+    ids = rng.integers(0, shape[dim], size=ids_shape)
+    src_t, src = make_view(rng, ids_shape, dtype, device, "contiguous")
+    got = fn(t, dim, ember.tensor(ids, device=device), src_t)
+    check_exact(got, scatter_ref(x, dim, ids, src, dtype, add), dtype, device)
+
+
 @pytest.mark.parametrize("add", [False, True], ids=["scatter_", "scatter_add_"])
 def test_scatter_in_place(device, add, rng):
     x = rand_array(rng, (3, 4), "float32")

@@ -99,8 +99,12 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
                              std::copy(v, v + count, o);
                            else if (!accumulate)
                              std::fill(o, o + count, *v);
-                           else
+                           else if (logical)
                              for (int64_t q = 0; q < count; ++q) put(o[q], v[src_dense ? q : 0]);
+                           else if (src_dense)  // a run of adds: vectorises
+                             for (int64_t q = 0; q < count; ++q) o[q] = add_one(o[q], v[q]);
+                           else
+                             for (int64_t q = 0; q < count; ++q) o[q] = add_one(o[q], *v);
                            continue;
                          }
                          for (int64_t q = 0; q < count; ++q)
@@ -137,8 +141,49 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
         }
       });
     };
+    // dim not the last, the dims after it dense in all three views (the usual layouts):
+    // dim's positions go in order, each over a run of the inner positions, so reads and
+    // writes sweep lines instead of columns; each inner position still takes its ids in
+    // order. Threads split the inner positions: no two write one element.
+    int64_t inner = 1;
+    bool inner_dense = dim + 1 < int64_t(shape.size());
+    for (int k = 0; k < 3 && inner_dense; ++k) {
+      int64_t expect = 1;
+      for (int64_t d = int64_t(shape.size()); d-- > dim + 1;) {
+        if (shape[size_t(d)] != 1 && ls[k]->strides()[size_t(d)] != expect) inner_dense = false;
+        expect *= shape[size_t(d)];
+      }
+      inner = expect;
+    }
+    inner_dense = inner_dense && inner > 1;
+    const auto by_lines = [&](const auto* idp, auto write) {
+      constexpr int64_t kRun = 1024;
+      const int64_t runs = (inner + kRun - 1) / kRun, outer = rows / inner;
+      parallel_for(outer * runs, std::max<int64_t>(1, kParallelGrain / (len * kRun)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t t = lo; t < hi; ++t) {
+                       const int64_t o = t / runs, j0 = (t % runs) * kRun;
+                       const int64_t m = std::min(kRun, inner - j0);
+                       int64_t off[3];
+                       base_offsets(o * inner + j0, shape, dim, ls, off);
+                       for (int64_t k = 0; k < len; ++k) {
+                         T* dk = out + off[0];
+                         const auto* ik = idp + off[1] + k * is;
+                         const T* vk = in + off[2] + k * ss;
+                         for (int64_t j = 0; j < m; ++j) write(dk[int64_t(ik[j]) * ds + j], vk[j]);
+                       }
+                     }
+                   });
+    };
     with_ids(id, [&](const auto* idp) {
-      if (!accumulate)
+      if (inner_dense) {
+        if (!accumulate)
+          by_lines(idp, [](T& o, T v) { o = v; });
+        else if (logical)
+          by_lines(idp, [](T& o, T v) { o = T(o != T(0) || v != T(0)); });
+        else
+          by_lines(idp, [](T& o, T v) { o = add_one(o, v); });
+      } else if (!accumulate)
         by_rows(idp, [](T& o, T v) { o = v; });
       else if (logical)
         by_rows(idp, [](T& o, T v) { o = T(o != T(0) || v != T(0)); });
