@@ -47,6 +47,15 @@ void CpuStorage::cast(const Layout& src, BackendStorage& dst, const Layout& dst_
                   for (int64_t i = 0; i < n; ++i)
                     out[off[1] + i * st[1]] = convert<D>(ptr<S>()[off[0] + i * st[0]]);
                 });
+      } else if constexpr (!is_half_v<S> && !is_half_v<D>) {
+        // dense runs through the op loops built per ISA level (int64 <-> float conversions
+        // vectorise with AVX-512)
+        const auto cvt = [](S x) { return convert<D>(x); };
+        walk<2>(dst_layout.shape(), {&src, &dst_layout},
+                [&](const auto& off, int64_t n, const auto& st) {
+                  if (st[0] == 1 && st[1] == 1) return each1(cvt, ptr<S>() + off[0], out + off[1], n);
+                  for (int64_t i = 0; i < n; ++i) out[off[1] + i * st[1]] = cvt(ptr<S>()[off[0] + i * st[0]]);
+                });
       } else {
         map1(ptr<S>(), src, out, dst_layout, [](S x) { return convert<D>(x); });
       }
