@@ -34,12 +34,22 @@ __attribute__((always_inline)) inline float bits_to_float(uint32_t u) {
 }
 
 // Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial.
+__attribute__((always_inline)) inline uint32_t float_to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-7 polynomial
+// form. No clamp and no float-to-int conversion: n is rounded by the 1.5 * 2^23 trick
+// and read back from t's low mantissa bits; out of range (|n| past 2^22 for huge |x|) the
+// lanes compute garbage that the last three selects replace, so the loop is ~30
+// instructions and vectorises without masks.
 __attribute__((always_inline)) inline float exp_one(float x) {
-  // clamped by max/min (one instruction each; NaN goes through and is restored below)
-  const float xc = std::min(std::max(x, -104.0f), 88.8f);
-  // round to nearest by the 1.5 * 2^23 trick: plain adds, so it vectorises
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const float t = x * 1.44269504088896341f + kMagic;
+  const float n = t - kMagic;
+  float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -49,8 +59,8 @@ __attribute__((always_inline)) inline float exp_one(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   // 2^n as two factors so that n = -150..128 keeps each factor a normal float
-  const int32_t ni = int32_t(n);
-  const int32_t half = ni / 2;
+  const int32_t ni = int32_t(float_to_bits(t) - float_to_bits(kMagic));
+  const int32_t half = ni >> 1;  // floor: the factors' exponents add up to n either way
   const float s1 = bits_to_float(uint32_t(half + 127) << 23);
   const float s2 = bits_to_float(uint32_t(ni - half + 127) << 23);
   float y = p * s1 * s2;
