@@ -373,3 +373,50 @@ def test_integer_sums_count_every_element(device, n):
         assert got.item() == 200 * n
         col = ember.tensor(a.reshape(n, 1)[::-1], device=device).sum(0)
         assert col.item() == 200 * n
+
+
+# Reductions whose kept dims end in a dense run of outputs (a first or middle dim, or
+# several reduced dims before a kept last one): the reduced elements are walked in memory
+# order, blocks of outputs advancing together. Shapes past one block (512 outputs), with
+# several outer positions, a permuted input, ties and NaN for the arg-reductions.
+COLUMN_CASES = [((700, 600), 0), ((3, 700, 5), 1), ((4, 6, 600), (0, 1)), ((2, 3, 4, 5), (1, 2))]
+
+
+@pytest.mark.parametrize("shape,dim", COLUMN_CASES)
+@pytest.mark.parametrize("name", ["float32", "int64", "bfloat16"])
+def test_reductions_over_outer_dims(device, shape, dim, name, rng):
+    if not require_dtype(device, name):
+        return
+    x = rand_array(rng, shape, name)
+    if name != "int64":
+        x = rounded(np.round(x * 4) / 4, name)  # ties for max/min and argmax
+    t = to_ember(x, name, device)
+    axis = dim
+    got = t.sum(dim).to_dtype(ember.float32).numpy()
+    want = x.astype(np.float64).sum(axis=axis)
+    if name == "bfloat16":  # the sum is exact in float32 here, then rounded once
+        want = rounded(want.astype(np.float32), name)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)
+    check_exact(t.amax(dim), rounded(x.max(axis=axis), name) if name != "int64" else x.max(axis=axis),
+                name, device)  # fmt: skip
+    if isinstance(dim, int):
+        np.testing.assert_array_equal(t.argmax(dim).numpy(), x.argmax(axis=dim))
+        np.testing.assert_array_equal(t.argmin(dim).numpy(), x.argmin(axis=dim))
+        # a permuted view: the kept run is not where the memory is dense
+        p = to_ember(np.ascontiguousarray(np.swapaxes(x, 0, -1)), name, device).transpose(0, -1)
+        np.testing.assert_array_equal(p.argmax(dim).numpy(), x.argmax(axis=dim))
+
+
+def test_arg_reductions_over_the_first_dim_with_nan(device):
+    x = np.zeros((9, 600), np.float32)
+    x[3, 10] = np.nan
+    x[5, 10] = np.nan
+    x[7, 11] = 2.0
+    x[2, 11] = 2.0
+    x[4, 599] = -1.0
+    t = ember.tensor(x, device=device)
+    np.testing.assert_array_equal(t.argmax(0).numpy(), x.argmax(axis=0))
+    np.testing.assert_array_equal(t.argmin(0).numpy(), x.argmin(axis=0))
+    got = t.amax(0).numpy()
+    assert np.isnan(got[10]) and got[11] == 2.0
+    np.testing.assert_array_equal(np.isnan(t.sum(0).numpy()), np.isnan(x.sum(axis=0)))

@@ -94,4 +94,33 @@ Strides result_strides(const Shape& shape, const std::vector<const Layout*>& inp
   return s;
 }
 
+ReducePlan plan_reduce(const Layout& src, int64_t reduced_dims) {
+  const size_t nk = size_t(src.ndim() - reduced_dims);
+  ReducePlan p;
+  p.offset = src.offset();
+  const Shape ks(src.shape().begin(), src.shape().begin() + nk);
+  const Shape rs(src.shape().begin() + nk, src.shape().end());
+  const Layout kept(ks, Strides(src.strides().begin(), src.strides().begin() + nk), 0);
+  const Layout red(rs, Strides(src.strides().begin() + nk, src.strides().end()), 0);
+  DimPlan k = plan_dims(ks, {&kept});
+  DimPlan r = plan_dims(rs, {&red});
+  p.red = r.shape;
+  p.red_strides = r.strides[0];
+  p.count = shape_numel(rs);
+  const int64_t nout = shape_numel(ks);
+  // columns: the kept dims end in a dense run and no reduced dim is that dense run
+  bool columns = nk > 0 && nout > 1 && p.count > 1 && k.strides[0].back() == 1 && k.inner() > 1;
+  for (int64_t s : p.red_strides) columns = columns && (s < 0 ? -s : s) > 1;
+  p.columns = columns;
+  if (columns) {
+    p.inner = k.inner();
+    p.outer.assign(k.shape.begin(), k.shape.end() - 1);
+    p.outer_strides.assign(k.strides[0].begin(), k.strides[0].end() - 1);
+  } else {
+    p.outer = nout == 1 ? Shape{} : k.shape;
+    p.outer_strides = nout == 1 ? Strides{} : k.strides[0];
+  }
+  return p;
+}
+
 }  // namespace ember

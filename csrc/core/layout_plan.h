@@ -39,4 +39,25 @@ DimPlan plan_dims(const Shape& shape, const std::vector<const Layout*>& views,
 // `a.T` and its walk is one dense run.
 Strides result_strides(const Shape& shape, const std::vector<const Layout*>& inputs);
 
+// A reduction of the trailing `reduced_dims` dims of `src` (core moves the reduced dims
+// last), merged into the two shapes every backend implements:
+//   rows:    each output reduces a run of `count` elements (dense when red_strides is one
+//            dim of stride 1), outputs walked over the kept dims;
+//   columns: the innermost kept dim is a dense run of `inner` outputs and the reduced dims
+//            step over whole runs (e.g. sum over dim 0, or over a middle dim): the
+//            reduced elements are walked in memory order and `inner` outputs advance
+//            together, for each position of the outer kept dims.
+struct ReducePlan {
+  Shape outer;           // kept dims (merged); for columns, without the inner run
+  Strides outer_strides;
+  int64_t inner = 1;     // columns: the dense run of outputs (src stride 1)
+  Shape red;             // reduced dims (merged), at least one
+  Strides red_strides;
+  int64_t count = 1;     // elements per output
+  int64_t offset = 0;    // src's offset
+  bool columns = false;
+};
+
+ReducePlan plan_reduce(const Layout& src, int64_t reduced_dims);
+
 }  // namespace ember

@@ -240,8 +240,10 @@ void parallel_for_pooled(int64_t n, int64_t grain,
     if (lo < hi) fn(lo, hi);
   };
   // Waking a sleeping worker costs the caller a system call and the worker tens of µs
-  // before it starts (more on a busy machine): worth it for long jobs only.
-  const bool wake = n >= 8 * grain;
+  // before it starts (more on a busy machine): worth it for long jobs only. A grain of 1
+  // means items that are each a long job already (callers size the grain as
+  // kParallelGrain / work per item, at least 1): two of them are worth a worker.
+  const bool wake = n >= 8 * grain || (grain == 1 && n >= 2);
   if (!pool().try_run(int(chunks), job, wake)) fn(0, n);
 }
 

@@ -14,7 +14,9 @@ constexpr int64_t kParallelGrain = 1 << 15;
 int num_threads();
 void parallel_for_pooled(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-// Runs fn(lo, hi) over [0, n) split in contiguous chunks of at least `grain` items.
+// Runs fn(lo, hi) over [0, n) split in contiguous chunks of at least `grain` items. Size
+// the grain as kParallelGrain / (elements of work per item), at least 1: a grain of 1
+// says each item is a long job by itself.
 // Runs inline when n is small (without building a std::function: tiny ops stay cheap),
 // when called from a worker, or when the pool is busy. The caller works through the
 // chunks too, so a worker that is slow to wake never makes a call slower than running

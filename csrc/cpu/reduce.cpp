@@ -117,22 +117,6 @@ struct ValueAcc {
   void merge(const ValueAcc& o) { best = pick(best, o.best); }
 };
 
-struct ReduceGeom {
-  Layout kept;    // the kept dims of src, with src's offset
-  Walk<1> red;    // the reduced dims, merged
-  int64_t count;  // elements reduced per output
-};
-
-ReduceGeom geometry(const Layout& src, int64_t nred) {
-  size_t nk = size_t(src.ndim() - nred);
-  Shape ks(src.shape().begin(), src.shape().begin() + nk),
-      rs(src.shape().begin() + nk, src.shape().end());
-  Strides kst(src.strides().begin(), src.strides().begin() + nk),
-      rst(src.strides().begin() + nk, src.strides().end());
-  Layout red(rs, rst, 0);
-  return {Layout(ks, kst, src.offset()), merge_dims<1>(rs, {&red}), shape_numel(rs)};
-}
-
 // Feeds the reduced elements with flat indices [lo, hi) of the output at `base`.
 template <typename T, typename A>
 void feed(const T* data, int64_t base, const Walk<1>& red, int64_t lo, int64_t hi, A& acc) {
@@ -164,64 +148,97 @@ void feed(const T* data, int64_t base, const Walk<1>& red, int64_t lo, int64_t h
   }
 }
 
+// The offset of outer position o (row-major over shape).
+int64_t unravel(int64_t o, const Shape& shape, const Strides& strides) {
+  int64_t off = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    off += (o % shape[d]) * strides[d];
+    o /= shape[d];
+  }
+  return off;
+}
+
+// accs[j] takes row[j], j < m: the column walk's step, built per ISA level so that sums
+// and max/min vectorise across the outputs.
+EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T>, , column_add,
+                 (A* accs, const T* row, int64_t m, int64_t r), (accs, row, m, r),
+                 { for (int64_t j = 0; j < m; ++j) accs[j].add_one(row[j], r); })
+
 template <typename T, typename A, typename Out, typename Result>
 void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result result) {
-  ReduceGeom g = geometry(src, nred);
-  Layout dst(g.kept.shape());
-  int64_t nout = dst.numel();
+  const ReducePlan p = plan_reduce(src, nred);
+  const int64_t nout = shape_numel(p.outer) * p.inner;
   if (nout == 0) return;
-  if (nout < num_threads() && g.count >= 2 * kParallelGrain) {
+  Walk<1> red;
+  red.shape = p.red;
+  red.strides[0] = p.red_strides;
+  red.offsets[0] = 0;
+  const int64_t count = p.count;
+  if (nout < num_threads() && count >= 2 * kParallelGrain) {
     // Few outputs, long reductions: split each reduction in parts, one accumulator per
     // part, merged in order at the end (the result does not depend on the thread count).
-    const int64_t parts = std::min<int64_t>(g.count / kParallelGrain, 64);
-    const int64_t per = (g.count + parts - 1) / parts;
+    const int64_t parts = std::min<int64_t>(count / kParallelGrain, 64);
+    const int64_t per = (count + parts - 1) / parts;
     std::vector<A> accs(static_cast<size_t>(parts));
     for (int64_t o = 0; o < nout; ++o) {
-      int64_t base = g.kept.offset();
-      for (int64_t d = g.kept.ndim(), r = o; d-- > 0; r /= g.kept.dim(d))
-        base += (r % g.kept.dim(d)) * g.kept.strides()[size_t(d)];
+      const int64_t base =
+          p.offset + (p.columns ? unravel(o / p.inner, p.outer, p.outer_strides) + o % p.inner
+                                : unravel(o, p.outer, p.outer_strides));
       std::fill(accs.begin(), accs.end(), A());
       parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t p = lo; p < hi; ++p)
-          feed(data, base, g.red, p * per, std::min(g.count, (p + 1) * per), accs[size_t(p)]);
+        for (int64_t q = lo; q < hi; ++q)
+          feed(data, base, red, q * per, std::min(count, (q + 1) * per), accs[size_t(q)]);
       });
       A total;
       for (const A& a : accs) total.merge(a);
-      out[o] = result(total, g.count);
+      out[o] = result(total, count);
     }
     return;
   }
-  Walk<1> kept = merge_dims<1>(g.kept.shape(), {&g.kept});
-  if (kept.shape.size() == 1 && kept.strides[0][0] == 1 && g.red.strides[0].back() != 1) {
-    // Reducing across rows of a dense block (e.g. sum over dim 0): walk the rows in
-    // memory order and update a run of outputs per row, instead of striding per output.
-    parallel_for(nout, kParallelGrain / 8, [&](int64_t lo, int64_t hi) {
-      std::vector<A> accs(size_t(hi - lo));
-      const Shape& sh = g.red.shape;
-      const Strides& st = g.red.strides[0];
-      std::vector<int64_t> idx(sh.size(), 0);
-      int64_t off = g.kept.offset() + lo;
-      for (int64_t r = 0; r < g.count; ++r) {
-        const T* row = data + off;
-        for (int64_t j = 0; j < hi - lo; ++j) accs[size_t(j)].add_one(row[j], r);
-        for (size_t d = sh.size(); d-- > 0;) {  // odometer over the reduced dims
-          off += st[d];
-          if (++idx[d] < sh[d]) break;
-          off -= sh[d] * st[d];
-          idx[d] = 0;
-        }
-      }
-      for (int64_t j = lo; j < hi; ++j) out[j] = result(accs[size_t(j - lo)], g.count);
-    });
+  if (p.columns) {
+    // The reduced dims step over runs of outputs (sum over dim 0 or a middle dim): walk
+    // the reduced elements in memory order, a block of kCols outputs advancing together
+    // per step; threads split the blocks and the outer positions.
+    constexpr int64_t kCols = 512;
+    const int64_t blocks = (p.inner + kCols - 1) / kCols;
+    const int64_t outer = shape_numel(p.outer);
+    parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / (count * kCols)),
+                 [&](int64_t lo, int64_t hi) {
+                   std::vector<A> accs(static_cast<size_t>(kCols));
+                   std::vector<int64_t> idx(red.shape.size());
+                   const Shape& sh = red.shape;
+                   const Strides& st = red.strides[0];
+                   for (int64_t t = lo; t < hi; ++t) {
+                     const int64_t o = t / blocks, j0 = (t % blocks) * kCols;
+                     const int64_t m = std::min(kCols, p.inner - j0);
+                     std::fill(accs.begin(), accs.begin() + m, A());
+                     std::fill(idx.begin(), idx.end(), 0);
+                     int64_t off = p.offset + unravel(o, p.outer, p.outer_strides) + j0;
+                     for (int64_t r = 0; r < count; ++r) {
+                       column_add(accs.data(), data + off, m, r);
+                       for (size_t d = sh.size(); d-- > 0;) {  // odometer over the reduced dims
+                         off += st[d];
+                         if (++idx[d] < sh[d]) break;
+                         off -= sh[d] * st[d];
+                         idx[d] = 0;
+                       }
+                     }
+                     Out* dst = out + o * p.inner + j0;
+                     for (int64_t j = 0; j < m; ++j) dst[j] = result(accs[size_t(j)], count);
+                   }
+                 });
     return;
   }
-  walk<2>(dst.shape(), {&g.kept, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    for (int64_t i = 0; i < n; ++i) {
-      A acc;
-      feed(data, off[0] + i * st[0], g.red, 0, g.count, acc);
-      out[off[1] + i * st[1]] = result(acc, g.count);
-    }
-  });
+  // Rows: one output per reduced run; threads split the outputs, sized by the work each
+  // output is (a grain of outputs, not of elements).
+  parallel_for(nout, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t o = lo; o < hi; ++o) {
+                   A acc;
+                   feed(data, p.offset + unravel(o, p.outer, p.outer_strides), red, 0, count, acc);
+                   out[o] = result(acc, count);
+                 }
+               });
 }
 
 }  // namespace
