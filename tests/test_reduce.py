@@ -420,3 +420,22 @@ def test_arg_reductions_over_the_first_dim_with_nan(device):
     got = t.amax(0).numpy()
     assert np.isnan(got[10]) and got[11] == 2.0
     np.testing.assert_array_equal(np.isnan(t.sum(0).numpy()), np.isnan(x.sum(axis=0)))
+
+
+def test_arg_reductions_of_long_rows_find_the_first_extreme(device):
+    # rows past the vectorised scan's blocks of 64: ties far apart, NaN, signed zeros
+    x = np.zeros((5, 200), np.float32)
+    x[0, [70, 130]] = 3.0
+    x[1, [150, 190]] = np.nan
+    x[1, 5] = 9.0
+    x[2, :] = -0.0
+    x[2, 199] = 0.0
+    x[3, 64] = -2.0
+    x[3, 63] = -2.0
+    x[4] = np.arange(200, dtype=np.float32)[::-1]
+    t = ember.tensor(x, device=device)
+    np.testing.assert_array_equal(t.argmax(1).numpy(), x.argmax(axis=1))
+    np.testing.assert_array_equal(t.argmin(1).numpy(), x.argmin(axis=1))
+    values, indices = t.max(1)
+    np.testing.assert_array_equal(indices.numpy(), x.argmax(axis=1))
+    np.testing.assert_array_equal(values.numpy(), x.max(axis=1))

@@ -41,6 +41,16 @@ struct SumAcc {
   }
   // Dense float runs: vectorised blocks of 1024 (float lanes, then double), see sum_f32.
   void add_dense(const float* p, int64_t n) { total += sum_f32(p, n); }
+  // A short dense run, inline: eight chains, which vectorise as one register of lanes.
+  void add_short(const T* p, int64_t n) {
+    using Chain = std::conditional_t<is_float_v<T>, double, uint64_t>;
+    Chain s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) s[k] += Chain(Acc(compute_t<T>(p[i + k])));
+    for (int k = 0; i < n; ++i, ++k) s[k] += Chain(Acc(compute_t<T>(p[i])));
+    total = wrap_add(total, Acc(((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))));
+  }
   void add_one(T v, int64_t) { total = wrap_add(total, Acc(compute_t<T>(v))); }
   void merge(const SumAcc& o) { total = wrap_add(total, o.total); }
 };
@@ -60,11 +70,18 @@ struct ExtremeAcc {
   }
   void add_one(T v, int64_t i) { take(C(v), i); }
   void add_run(const T* p, int64_t stride, int64_t n, int64_t first) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1 && n >= 32) {  // the run's extreme (vectorised), then where it first is
+        const float m = extreme_f32<kMax>(p, n);  // NaN when the run holds one
+        return take(m, first + find_f32(p, n, m));
+      }
+    }
     for (int64_t i = 0; i < n; ++i) {
       take(C(p[i * stride]), first + i);
       if (is_nan(best)) return;
     }
   }
+  void add_short(const T* p, int64_t n) { add_run(p, 1, n, 0); }
   void merge(const ExtremeAcc& o) {
     if (o.index < 0) return;
     bool better;
@@ -113,6 +130,14 @@ struct ValueAcc {
       for (int k = 0; k < kChains; ++k) acc[k] = pick(acc[k], C(p[(i + k) * stride]));
     for (; i < n; ++i) acc[0] = pick(acc[0], C(p[i * stride]));
     for (int k = 0; k < kChains; ++k) best = pick(best, acc[k]);
+  }
+  void add_short(const T* p, int64_t n) {
+    C acc[8] = {best, best, best, best, best, best, best, best};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) acc[k] = pick(acc[k], C(p[i + k]));
+    for (int k = 0; i < n; ++i, ++k) acc[k] = pick(acc[k], C(p[i]));
+    for (int k = 0; k < 8; ++k) best = pick(best, acc[k]);
   }
   void merge(const ValueAcc& o) { best = pick(best, o.best); }
 };
@@ -163,6 +188,23 @@ int64_t unravel(int64_t o, const Shape& shape, const Strides& strides) {
 EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T>, , column_add,
                  (A* accs, const T* row, int64_t m, int64_t r), (accs, row, m, r),
                  { for (int64_t j = 0; j < m; ++j) accs[j].add_one(row[j], r); })
+
+// Many short dense rows (one outer dim): each row's accumulator inline, the loop built
+// per ISA level.
+EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T EMBER_COMMA typename Out EMBER_COMMA
+                     typename Result>,
+                 <A EMBER_COMMA T EMBER_COMMA Out EMBER_COMMA Result>, short_rows,
+                 (const T* p, int64_t step, int64_t count, int64_t lo, int64_t hi, Out* out,
+                  Result result),
+                 (p, step, count, lo, hi, out, result), {
+                   for (int64_t o = lo; o < hi; ++o) {
+                     A acc;
+                     acc.add_short(p + o * step, count);
+                     out[o] = result(acc, count);
+                   }
+                 })
+
+constexpr int64_t kShortRow = 64;
 
 template <typename T, typename A, typename Out, typename Result>
 void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result result) {
@@ -226,6 +268,16 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
                      Out* dst = out + o * p.inner + j0;
                      for (int64_t j = 0; j < m; ++j) dst[j] = result(accs[size_t(j)], count);
                    }
+                 });
+    return;
+  }
+  if (count <= kShortRow && red.shape.size() == 1 && red.strides[0][0] == 1 &&
+      p.outer.size() == 1) {
+    const T* base = data + p.offset;
+    const int64_t step = p.outer_strides[0];
+    parallel_for(nout, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   short_rows<A, T, Out, Result>(base, step, count, lo, hi, out, result);
                  });
     return;
   }

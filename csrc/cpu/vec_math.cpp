@@ -298,4 +298,22 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f16::from_float(x[i]);
 }
 
+EMBER_TARGET_CLONES int64_t find_f32(const float* x, int64_t n, float v) {
+  // blocks of 64 tested branch-free (vectorised), the hit located within its block
+  constexpr int64_t kB = 64;
+  const bool nan = v != v;
+  int64_t i = 0;
+  for (; i + kB <= n; i += kB) {
+    int hit = 0;
+    if (nan)
+      for (int64_t j = 0; j < kB; ++j) hit |= x[i + j] != x[i + j];
+    else
+      for (int64_t j = 0; j < kB; ++j) hit |= x[i + j] == v;
+    if (hit) break;
+  }
+  for (; i < n; ++i)
+    if (nan ? x[i] != x[i] : x[i] == v) return i;
+  return n;
+}
+
 }  // namespace ember::cpu

@@ -42,6 +42,9 @@ void f32_to_bf16(const float* x, uint16_t* y, int64_t n);
 void f16_to_f32(const uint16_t* x, float* y, int64_t n);
 void f32_to_f16(const float* x, uint16_t* y, int64_t n);
 
+// The first index of v in a dense run (of a NaN when v is NaN), n when absent.
+int64_t find_f32(const float* x, int64_t n, float v);
+
 // Folds a dense run of int64 into *lo (the smallest so far) and *hi (the largest).
 void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi);
 
