@@ -135,11 +135,50 @@ def rows(n: int) -> list[Row]:
         {"*": "a.amax(0)", "numpy": "a.max(axis=0)"}, nn)  # fmt: skip
     add("var", "dim 1 (last)", f32, {"a": (sq, "normal")},
         {"*": "a.var(1)", "numpy": "a.var(axis=1, ddof=1)"}, nn)  # fmt: skip
+    add("sum", "dim 1 (last)", bf16, {"a": (sq, "normal")}, {"*": "a.sum(1)", "numpy": None}, nn)
+    add("mean", "dim 0 (first)", f32, {"a": (sq, "normal")}, {"*": "a.mean(0)"}, nn)
+    add("mean", "dim 1 (last)", f32, {"a": (sq, "normal")}, {"*": "a.mean(1)"}, nn)
+    add("prod", "dim 1 (last)", f32, {"a": (sq, "normal")},
+        {"*": "(a * 0.001 + 1).prod(1)", "numpy": "(a * np.float32(0.001) + 1).prod(axis=1)"},
+        2 * nn)  # fmt: skip
+    add("amax", "dim 1 (last)", f32, {"a": (sq, "normal")},
+        {"*": "a.amax(1)", "numpy": "a.max(axis=1)"}, nn)  # fmt: skip
+    add("amax", f"middle dim of {mid}", f32, {"a": (mid, "normal")},
+        {"*": "a.amax(1)", "numpy": "a.max(axis=1)"}, nn)  # fmt: skip
+    add("amin", "dim 1 (last)", i64, {"a": (sq, "normal")},
+        {"*": "a.amin(1)", "numpy": "a.min(axis=1)"}, nn)  # fmt: skip
+    add("argmax", "dim 0 (first)", f32, {"a": (sq, "normal")},
+        {"*": "a.argmax(0)", "numpy": "a.argmax(axis=0)"}, nn)  # fmt: skip
+    add("argmin", "many short rows (x16)", f32, {"a": ((nn // 16, 16), "normal")},
+        {"*": "a.argmin(1)", "numpy": "a.argmin(axis=1)"}, nn)  # fmt: skip
+    add("var", "dim 0 (first)", f32, {"a": (sq, "normal")},
+        {"*": "a.var(0)", "numpy": "a.var(axis=0, ddof=1)"}, nn)  # fmt: skip
+    add("std", "many short rows (x16)", f32, {"a": ((nn // 16, 16), "normal")},
+        {"*": "a.std(1)", "numpy": "a.std(axis=1, ddof=1)"}, nn)  # fmt: skip
+    add("norm", "dim 1 (last)", f32, {"a": (sq, "normal")},
+        {"ember": "a.norm(dim=1)", "torch": "torch.linalg.vector_norm(a, dim=1)",
+         "numpy": "np.linalg.norm(a, axis=1)"}, nn)  # fmt: skip
+    add("logsumexp", "dim 1 (last)", f32, {"a": (sq, "normal")},
+        {"ember": "a.logsumexp(1)", "torch": "a.logsumexp(1)", "numpy": None}, nn)  # fmt: skip
+    add("any", "dim 1 (last)", f32, {"m": (sq, "mask")},
+        {"*": "m.any(1)", "numpy": "m.any(axis=1)"}, 0.25 * nn)  # fmt: skip
+    add("all", "dim 0 (first)", f32, {"m": (sq, "mask")},
+        {"*": "m.all(0)", "numpy": "m.all(axis=0)"}, 0.25 * nn)  # fmt: skip
+    add("layer norm", "composed, last dim", f32, {"a": (sq, "normal"), "w": (vec, "normal"),
+        "b": (vec, "normal")},
+        {"*": "(a - a.mean(-1, keepdim=True)) / (a.var(-1, keepdim=True, correction=0) + 1e-5).sqrt() * w + b",
+         "numpy": None}, 0)  # fmt: skip
     short = (max(1, nn // 128), 128)
     add("softmax", "short rows (x128)", f32, {"a": (short, "normal")},
         {"ember": "a.softmax(-1)", "torch": "a.softmax(-1)", "numpy": None}, 2 * nn)  # fmt: skip
     add("softmax", "long rows", f32, {"a": (sq, "normal")},
         {"ember": "a.softmax(-1)", "torch": "a.softmax(-1)", "numpy": None}, 2 * nn)  # fmt: skip
+    add("softmax", "dim 0 (first)", f32, {"a": (sq, "normal")},
+        {"ember": "a.softmax(0)", "torch": "a.softmax(0)", "numpy": None}, 2 * nn)  # fmt: skip
+    add("log_softmax", "short rows (x128)", f32, {"a": (short, "normal")},
+        {"ember": "a.log_softmax(-1)", "torch": "a.log_softmax(-1)", "numpy": None}, 2 * nn)  # fmt: skip
+    add("softmax", "long rows", bf16, {"a": (sq, "normal")},
+        {"ember": "a.softmax(-1)", "torch": "a.softmax(-1)", "numpy": None}, 1 * nn)  # fmt: skip
 
     # ---- masks
     add("mask", "read a[a > 0]", f32, {"a": (sq, "normal")}, {"*": "a[a > 0]"}, 2.75 * nn)

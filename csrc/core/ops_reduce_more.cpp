@@ -171,7 +171,8 @@ Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim) {
     throw_invalid("norm", "the " + std::string(p > 0 ? "inf" : "negative p") +
                               " norm of a zero-size dim (shape " + shape_str(t.shape()) +
                               ") has no value: the operation has no identity");
-  Tensor a = unary(UnaryOp::Abs, x), out = a;
+  const bool squares = p == 2;
+  Tensor a = squares ? x : unary(UnaryOp::Abs, x), out = a;
   if (p == std::numeric_limits<double>::infinity()) {
     out = reduce(ReduceOp::Max, a, dims, keepdim);
   } else if (p == -std::numeric_limits<double>::infinity()) {
@@ -181,8 +182,8 @@ Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim) {
     out = reduce(ReduceOp::Sum, nonzero, dims, keepdim);
   } else if (p == 1) {
     out = reduce(ReduceOp::Sum, a, dims, keepdim);
-  } else if (p == 2) {
-    out = unary(UnaryOp::Sqrt, reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, a), dims, keepdim));
+  } else if (p == 2) {  // x * x needs no abs first: one pass fewer
+    out = unary(UnaryOp::Sqrt, reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, x), dims, keepdim));
   } else {
     Tensor s = reduce(ReduceOp::Sum, binary(BinaryOp::Pow, a, scalar(p, a)), dims, keepdim);
     out = binary(BinaryOp::Pow, s, scalar(1.0 / p, s));

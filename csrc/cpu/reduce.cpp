@@ -28,6 +28,16 @@ struct SumAcc {
   void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
     if constexpr (std::is_same_v<T, float>) {
       if (stride == 1) return add_dense(p, n);
+    } else if constexpr (is_half_v<T>) {
+      if (stride == 1 && n > kChunk) {  // float chunks (vectorised conversion), summed as float runs
+        float buf[kChunk];
+        for (int64_t i = 0; i < n; i += kChunk) {
+          const int64_t m = std::min(kChunk, n - i);
+          load_chunk(p + i, 1, buf, m);
+          total += sum_f32(buf, m);
+        }
+        return;
+      }
     }
     // Independent chains so additions overlap. Integers add in uint64 with plain `+`:
     // g++ 12 -O3 mis-vectorises wrap_add here for uint8 inputs (sums a quarter of them).

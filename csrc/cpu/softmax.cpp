@@ -35,6 +35,15 @@ template <typename T>
 void softmax_row(const T* x, int64_t stride, int64_t n, bool log, T* y) {
   if constexpr (std::is_same_v<T, float>) {
     return softmax_row_f32(x, stride, n, log, y);
+  } else if constexpr (is_half_v<T>) {
+    // through a float row: converted in (vectorised), the float kernels, converted out
+    thread_local std::vector<float> row;
+    if (row.size() < size_t(n)) row.resize(size_t(n));
+    for (int64_t i = 0; i < n; i += kChunk)
+      load_chunk(x + i * stride, stride, row.data() + i, std::min(kChunk, n - i));
+    softmax_row_f32(row.data(), 1, n, log, row.data());
+    for (int64_t i = 0; i < n; i += kChunk)
+      store_chunk(row.data() + i, y + i, 1, std::min(kChunk, n - i));
   } else {
     using C = compute_t<T>;
     C mx = -INFINITY;
