@@ -439,3 +439,22 @@ def test_arg_reductions_of_long_rows_find_the_first_extreme(device):
     values, indices = t.max(1)
     np.testing.assert_array_equal(indices.numpy(), x.argmax(axis=1))
     np.testing.assert_array_equal(values.numpy(), x.max(axis=1))
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_half_softmax_and_sum_of_long_rows(device, name, log, rng):
+    # rows longer than one conversion chunk (512), dense and strided: computed in float32
+    # from the half values, rounded once
+    x = rounded(rng.standard_normal((3, 1300)).astype(np.float32) * 4, name)
+    t = to_ember(x, name, device)
+    for view, xv in ((t, x), (t.T.contiguous().T, x)):
+        got = (view.log_softmax(-1) if log else view.softmax(-1)).to_dtype(ember.float32).numpy()
+        shifted = xv.astype(np.float64) - xv.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        want = shifted - lse if log else np.exp(shifted - lse)
+        tol = 1e-2 if name == "bfloat16" else 2e-3
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * (np.abs(want).max() if log else 1e-3))
+    s = t.sum(1).to_dtype(ember.float32).numpy()
+    want = rounded(x.astype(np.float64).sum(axis=1).astype(np.float32), name)
+    np.testing.assert_allclose(s, want, rtol=2.0 ** (-7 if name == "bfloat16" else -10))  # one unit
