@@ -458,3 +458,26 @@ def test_half_softmax_and_sum_of_long_rows(device, name, log, rng):
     s = t.sum(1).to_dtype(ember.float32).numpy()
     want = rounded(x.astype(np.float64).sum(axis=1).astype(np.float32), name)
     np.testing.assert_allclose(s, want, rtol=2.0 ** (-7 if name == "bfloat16" else -10))  # one unit
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_over_an_outer_dim(device, log, rng):
+    # composed in memory order (column max, exp, column sum): values as the row kernels
+    # give them, the result laid out like the input (contiguous here, as PyTorch's),
+    # a column of -inf and one with NaN giving NaN, an inf giving NaN where inf - inf is
+    x = rng.standard_normal((5, 40, 7)).astype(np.float32) * 3
+    x[:, 3, 2] = -np.inf
+    x[1, 4, 1] = np.nan
+    t = ember.tensor(x, device=device)
+    for dim in (0, 1):
+        got = (t.log_softmax(dim) if log else t.softmax(dim))
+        assert got.is_contiguous()
+        with np.errstate(invalid="ignore"):
+            shifted = x.astype(np.float64) - x.max(axis=dim, keepdims=True)
+            lse = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            want = shifted - lse if log else np.exp(shifted - lse)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    torch = pytest.importorskip("torch")
+    ref = torch.tensor(x).log_softmax(0) if log else torch.tensor(x).softmax(0)
+    np.testing.assert_allclose((t.log_softmax(0) if log else t.softmax(0)).numpy(), ref.numpy(),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip

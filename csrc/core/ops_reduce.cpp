@@ -103,6 +103,22 @@ Tensor softmax(const Tensor& t, int64_t dim, bool log) {
     throw_unsupported_dtype(name, t.dtype(), t.device(), "it needs a float dtype");
   if (!t.device()->supports_dtype(t.dtype()))
     throw_unsupported_dtype(name, t.dtype(), t.device(), "this backend has no kernels for it");
+  if (t.ndim() > 1 && t.shape()[size_t(d)] > 1 && t.layout().strides()[size_t(d)] != 1 &&
+      t.numel() > t.shape()[size_t(d)]) {
+    // Over a dim the memory does not run along (softmax over dim 0 of a row-major tensor):
+    // column reductions and broadcast elementwise ops, each one pass in memory order (the
+    // reduction plan's columns), instead of a row kernel gathering every row from a
+    // column. The same math as the row kernels: shift by the max, exp, sum; 16-bit floats
+    // compute in float32 and round once. The result is laid out like the input.
+    const bool half = dtype_size(t.dtype()) == 2;
+    const Tensor x = half ? to_dtype(t, DType::F32) : t;
+    const Tensor shifted = binary(BinaryOp::Sub, x, reduce(ReduceOp::Max, x, {d}, true));
+    const Tensor e = unary(UnaryOp::Exp, shifted);
+    const Tensor sum = reduce(ReduceOp::Sum, e, {d}, true);
+    const Tensor out = log ? binary(BinaryOp::Sub, shifted, unary(UnaryOp::Log, sum))
+                           : binary(BinaryOp::Div, e, sum);
+    return half ? to_dtype(out, t.dtype()) : out;
+  }
   Dims order, inverse(size_t(t.ndim()));
   for (int64_t i = 0; i < t.ndim(); ++i)
     if (i != d) order.push_back(i);
