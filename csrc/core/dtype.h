@@ -89,12 +89,13 @@ struct bf16 {
   explicit bf16(float f) : bits(from_float(f)) {}
   operator float() const { return to_float(bits); }
 
+  // Branch-free (a select), so that loops of it vectorise.
   static uint16_t from_float(float f) {
     uint32_t x;
     std::memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return uint16_t(x >> 16);
+    const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // to nearest even
+    const uint32_t quiet = (x >> 16) | 0x40u;                          // NaN stays NaN
+    return uint16_t((x & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
   }
   static float to_float(uint16_t b) {
     uint32_t x = uint32_t(b) << 16;

@@ -186,25 +186,13 @@ void map1_chunked(const T* in, const Layout& src, Out* out, const Layout& dst, G
 // (a predicate's uint8).
 // bfloat16 runs with the op fused between the conversions, one pass: both operands dense,
 // or one a broadcast value (kA, kB: the operand steps; 0 or 1).
-inline float bf16_bits_float(uint16_t b) {
-  const uint32_t u = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint16_t float_bf16_bits(float f) {  // bf16's rounding (dtype.h), branch-free
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
-}
 EMBER_CPU_LEVELS(template <int kA EMBER_COMMA int kB EMBER_COMMA typename G>,
                  <kA EMBER_COMMA kB>, fused2_bf16,
                  (G g, const uint16_t* a, const uint16_t* b, uint16_t* o, int64_t n),
                  (g, a, b, o, n), {
                    for (int64_t j = 0; j < n; ++j)
-                     o[j] = float_bf16_bits(
-                         float(g(bf16_bits_float(a[j * kA]), bf16_bits_float(b[j * kB]))));
+                     o[j] = bf16::from_float(
+                         float(g(bf16::to_float(a[j * kA]), bf16::to_float(b[j * kB]))));
                  })
 
 template <typename T, typename Out, typename G>

@@ -219,17 +219,11 @@ EMBER_TARGET_CLONES void sub2_f32(const float* x, float a, float b, float* y, in
 }
 
 EMBER_TARGET_CLONES void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = bits_to_float(uint32_t(x[i]) << 16);
+  for (int64_t i = 0; i < n; ++i) y[i] = bf16::to_float(x[i]);
 }
 
 EMBER_TARGET_CLONES void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &x[i], 4);
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest even
-    const uint32_t quiet = (u >> 16) | 0x40u;
-    y[i] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);  // NaN stays NaN
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = bf16::from_float(x[i]);
 }
 
 EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
