@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ember
+from helpers import require_dtype
 
 rng = np.random.default_rng(7)
 A = rng.standard_normal((4, 3)).astype(np.float32)
@@ -105,3 +106,38 @@ def test_transposed_operands_walk_in_tiles(device, shape, dt):
     np.testing.assert_array_equal(a.transpose(-1, -2).contiguous().numpy() if dt != "bfloat16"
                                   else a.transpose(-1, -2).contiguous().to_dtype(ember.float32).numpy(),
                                   np.swapaxes(xr, -1, -2))  # fmt: skip
+
+
+# A Python number as an operand: t + s, t - s, s - t and t * s of a float tensor take one
+# pass (no 0-d tensor for s), with the same values as the op on s made a 0-d tensor of
+# t's dtype: signed zeros, infinities, NaN and subnormals included (a NaN's sign bit
+# aside, which carries nothing).
+SPECIALS = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-42, -3e38, 7.0], np.float32)
+NUMBERS = [0.0, -0.0, 1.0, -1.0, 0.1, 2.5, 1e30, float("inf"), float("-inf"), float("nan"), 3, -7,
+           2**60, True]  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_python_numbers_match_zero_d_tensors(device, dt):
+    if not require_dtype(device, dt):
+        return
+    with np.errstate(over="ignore"):
+        x = np.concatenate([SPECIALS, SPECIALS[::-1] * 3]).astype(dt).reshape(4, 5)
+    t = ember.tensor(x, device=device).T  # a transposed view: the result keeps its layout
+    for s in NUMBERS:
+        zero_d = ember.tensor(np.asarray(s, dtype=dt), device=device)
+        for got, want in ((t + s, t + zero_d), (s + t, zero_d + t), (t - s, t - zero_d),
+                          (s - t, zero_d - t), (t * s, t * zero_d), (s * t, zero_d * t)):  # fmt: skip
+            assert got.dtype == want.dtype and got.strides == want.strides
+            g, w = got.numpy(), want.numpy()
+            np.testing.assert_array_equal(g, w)
+            real = ~np.isnan(w)  # a NaN's sign bit carries nothing
+            np.testing.assert_array_equal(np.signbit(g)[real], np.signbit(w)[real])
+
+
+def test_python_numbers_under_autograd_record_the_binary_op():
+    w = ember.ones(3, requires_grad=True)
+    y = w * 2.0 + 1.0
+    assert y.grad_fn.name() == "AddBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0, 2.0])
