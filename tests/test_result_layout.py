@@ -127,7 +127,9 @@ def test_python_numbers_match_zero_d_tensors(device, dt):
     for s in NUMBERS:
         zero_d = ember.tensor(np.asarray(s, dtype=dt), device=device)
         for got, want in ((t + s, t + zero_d), (s + t, zero_d + t), (t - s, t - zero_d),
-                          (s - t, zero_d - t), (t * s, t * zero_d), (s * t, zero_d * t)):  # fmt: skip
+                          (s - t, zero_d - t), (t * s, t * zero_d), (s * t, zero_d * t),
+                          (ember.add(t, s), t + zero_d), (ember.sub(s, t), zero_d - t),
+                          (t.mul(s), t * zero_d)):  # fmt: skip
             assert got.dtype == want.dtype and got.strides == want.strides
             g, w = got.numpy(), want.numpy()
             np.testing.assert_array_equal(g, w)

@@ -1,15 +1,10 @@
 #include "layout_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace ember {
-
-namespace {
-
-int64_t magnitude(int64_t s) { return s < 0 ? -s : s; }
-
-}  // namespace
 
 DimPlan plan_dims(const Shape& shape, const std::vector<const Layout*>& views, WalkOrder order) {
   const size_t k = views.size();
@@ -27,7 +22,7 @@ DimPlan plan_dims(const Shape& shape, const std::vector<const Layout*>& views, W
   if (order == WalkOrder::Memory && k > 0 && dims.size() > 1) {
     const Strides& lead = views.back()->strides();
     std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
-      return magnitude(lead[a]) > magnitude(lead[b]);
+      return std::abs(lead[a]) > std::abs(lead[b]);
     });
   }
   for (size_t d : dims) {
@@ -65,8 +60,8 @@ Strides result_strides(const Shape& shape, const std::vector<const Layout*>& inp
       const int64_t s0 = shape[d0] == 1 ? 0 : l->strides()[d0];
       const int64_t s1 = shape[d1] == 1 ? 0 : l->strides()[d1];
       if (s0 == 0 || s1 == 0) continue;
-      if (magnitude(s0) < magnitude(s1)) return -1;
-      if (magnitude(s0) > magnitude(s1)) return 1;
+      if (std::abs(s0) < std::abs(s1)) return -1;
+      if (std::abs(s0) > std::abs(s1)) return 1;
       if (shape[d0] > shape[d1]) return 1;
     }
     return 0;
@@ -110,7 +105,7 @@ ReducePlan plan_reduce(const Layout& src, int64_t reduced_dims) {
   const int64_t nout = shape_numel(ks);
   // columns: the kept dims end in a dense run and no reduced dim is that dense run
   bool columns = nk > 0 && nout > 1 && p.count > 1 && k.strides[0].back() == 1 && k.inner() > 1;
-  for (int64_t s : p.red_strides) columns = columns && (s < 0 ? -s : s) > 1;
+  for (int64_t s : p.red_strides) columns = columns && std::abs(s) > 1;
   p.columns = columns;
   if (columns) {
     p.inner = k.inner();

@@ -136,6 +136,18 @@ Tensor affine(const Tensor& t, double mul, double add) {
   return dst;
 }
 
+std::optional<Tensor> binary_number(BinaryOp op, const Tensor& t, double s, bool number_left) {
+  if (t.dtype() != DType::F32 && t.dtype() != DType::F64) return std::nullopt;
+  if (op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul) return std::nullopt;
+  if (autograd::wants_grad({&t})) return std::nullopt;  // the graph records the binary op
+  if (t.dtype() == DType::F32) s = double(float(s));    // as a float32 0-d tensor holds it
+  switch (op) {
+    case BinaryOp::Add: return affine(t, 1.0, s);
+    case BinaryOp::Sub: return number_left ? affine(t, -1.0, s) : affine(t, 1.0, -s);
+    default: return affine(t, s, -0.0);  // x * s + (-0.0) keeps the product's zero sign
+  }
+}
+
 Tensor binary(BinaryOp op, const Tensor& lhs_in, const Tensor& rhs_in,
               const std::optional<Tensor>& out) {
   const char* name = binary_name(op);

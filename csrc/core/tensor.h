@@ -110,6 +110,13 @@ Tensor round_decimals(const Tensor& t, int64_t decimals);
 Tensor affine(const Tensor& t, double mul, double add);
 Tensor binary(BinaryOp op, const Tensor& lhs, const Tensor& rhs,
               const std::optional<Tensor>& out = std::nullopt);
+// t + s, t - s, s - t (number_left) or t * s for a number s and a float32/float64 tensor
+// t, as one affine pass x * m + a, so that a number costs no more than a second tensor
+// (on a GPU, one launch instead of a fill and the op). Exact: the values of the binary op
+// with s as a 0-d tensor of t's dtype (a NaN's sign bit aside), since m = +-1 multiplies
+// exactly and x * s + (-0.0) is x * s. nullopt for other ops and dtypes, and for a t
+// that requires grad (the graph records the binary op, as PyTorch's AddBackward0).
+std::optional<Tensor> binary_number(BinaryOp op, const Tensor& t, double s, bool number_left);
 Tensor cmp(CmpOp op, const Tensor& lhs, const Tensor& rhs);
 Tensor where(const Tensor& cond, const Tensor& on_true, const Tensor& on_false);
 // where(cond, on_true, on_false) written into dst in one pass, the values cast to dst's

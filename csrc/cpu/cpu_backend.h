@@ -67,6 +67,16 @@ inline const CpuStorage& as_cpu(const BackendStorage& s) {
   return static_cast<const CpuStorage&>(s);
 }
 
+// The index at element `off` of an index tensor (int64, uint32 or uint8), as int64: for
+// reads of one id at a time; loops over many take with_ids below.
+inline int64_t id_at(const CpuStorage& ids, int64_t off) {
+  switch (ids.dtype()) {
+    case DType::I64: return ids.ptr<int64_t>()[off];
+    case DType::U32: return int64_t(ids.ptr<uint32_t>()[off]);
+    default: return int64_t(ids.ptr<uint8_t>()[off]);
+  }
+}
+
 // Calls fn(const I* ids) with the index tensor's data in its own type (int64, uint32 or
 // uint8: what core hands the kernels), so loops over ids read them without a switch.
 template <typename Fn>

@@ -182,8 +182,6 @@ void map1_chunked(const T* in, const Layout& src, Out* out, const Layout& dst, G
   });
 }
 
-// out = g(a, b) elementwise for a 16-bit float T; g(C, C) gives C (stored as T) or bool
-// (a predicate's uint8).
 // bfloat16 runs with the op fused between the conversions, one pass: both operands dense,
 // or one a broadcast value (kA, kB: the operand steps; 0 or 1).
 EMBER_CPU_LEVELS(template <int kA EMBER_COMMA int kB EMBER_COMMA typename G>,
@@ -195,6 +193,8 @@ EMBER_CPU_LEVELS(template <int kA EMBER_COMMA int kB EMBER_COMMA typename G>,
                          float(g(bf16::to_float(a[j * kA]), bf16::to_float(b[j * kB]))));
                  })
 
+// out = g(a, b) elementwise for a 16-bit float T; g(C, C) gives C (stored as T) or bool
+// (a predicate's uint8).
 template <typename T, typename Out, typename G>
 void map2_chunked(const T* a, const Layout& la, const T* b, const Layout& lb, Out* out,
                   const Layout& dst, G g) {

@@ -11,23 +11,6 @@
 
 namespace ember::cpu {
 
-namespace {
-
-template <typename I>
-int64_t read_index(const CpuStorage& ids, int64_t off) {
-  return int64_t(ids.ptr<I>()[off]);
-}
-
-int64_t index_at(const CpuStorage& ids, int64_t off) {
-  switch (ids.dtype()) {
-    case DType::I64: return read_index<int64_t>(ids, off);
-    case DType::U32: return read_index<uint32_t>(ids, off);
-    default: return read_index<uint8_t>(ids, off);
-  }
-}
-
-}  // namespace
-
 void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
                               const Layout& ids_layout, BackendStorage& dst) const {
   // Each selected index copies one slice, src.select(dim, id) -> dst.select(dim, j). The
@@ -54,7 +37,7 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
     // so walk rows instead, each gathering all the ids from one row of src.
     std::vector<int64_t> at(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j)
-      at[size_t(j)] = index_at(id, ids_layout.offset() + j * id_stride) * src_step;
+      at[size_t(j)] = id_at(id, ids_layout.offset() + j * id_stride) * src_step;
     const size_t nd = shape.size();
     dispatch_dtype(dtype_, [&](auto tag) {
       using T = decltype(tag);
@@ -85,7 +68,7 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
     parallel_for(n, std::max<int64_t>(1, kParallelGrain / slice), [&](int64_t lo, int64_t hi) {
       std::vector<int64_t> idx(nd);
       for (int64_t j = lo; j < hi; ++j) {
-        const T* s = in + index_at(id, ids_layout.offset() + j * id_stride) * src_step;
+        const T* s = in + id_at(id, ids_layout.offset() + j * id_stride) * src_step;
         T* d = o + j * dst_step;
         if (nd == 0) {
           *d = *s;

@@ -9,14 +9,6 @@ namespace ember::cpu {
 
 namespace {
 
-int64_t id_at(const CpuStorage& ids, int64_t off) {
-  switch (ids.dtype()) {
-    case DType::I64: return ids.ptr<int64_t>()[off];
-    case DType::U32: return int64_t(ids.ptr<uint32_t>()[off]);
-    default: return int64_t(ids.ptr<uint8_t>()[off]);
-  }
-}
-
 // a + b in T: integers wrap, 16-bit floats add in float32 and round once.
 template <typename T>
 T add_one(T a, T b) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdlib>
 #include <vector>
 
 #include "core/layout.h"
@@ -76,8 +77,7 @@ void walk(const Shape& shape, const std::array<const Layout*, N>& views, Row&& r
 
   bool transposed = false;
   for (size_t k = 0; k < N; ++k) {
-    const int64_t si = inner_strides[k] < 0 ? -inner_strides[k] : inner_strides[k];
-    const int64_t so = w.strides[k][nd - 2] < 0 ? -w.strides[k][nd - 2] : w.strides[k][nd - 2];
+    const int64_t si = std::abs(inner_strides[k]), so = std::abs(w.strides[k][nd - 2]);
     transposed = transposed || (si > 1 && so < si && so != 0);
   }
   if (transposed && inner > kTileCols) {

@@ -231,6 +231,15 @@ std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle ot
   return other_left ? std::make_pair(scalar, base) : std::make_pair(base, scalar);
 }
 
+std::optional<Tensor> number_operand(BinaryOp op, const Tensor& t, py::handle other,
+                                     bool other_left) {
+  if (t.dtype() != DType::F32 && t.dtype() != DType::F64) return std::nullopt;  // cheap first
+  const Number n = read_number(other);
+  if (n.kind != Number::Float && n.kind != Number::Int) return std::nullopt;
+  return gil_free_if(t.numel() >= kReleaseGilNumel,
+                     [&] { return binary_number(op, t, n.f, other_left); });
+}
+
 // An int in a (nested) list of ids that no int64 holds: no tensor has such a position.
 void check_list_ids(py::handle ids) {
   PyObject* p = ids.ptr();

@@ -106,6 +106,10 @@ Tensor number_tensor(const Number& n, DType dtype, const DevicePtr& device, cons
 // The two operands of a binary op, a number taking the tensor's dtype (a float with
 // an integer tensor promotes both to float32; a 0-d ndarray is a number), an ndarray
 // the CPU tensor ember.tensor makes of it; nullopt when `other` is none of these.
+// t op other through core's binary_number when other is a Python number and t a float
+// tensor (one pass, no 0-d tensor); nullopt when that does not apply.
+std::optional<Tensor> number_operand(BinaryOp op, const Tensor& t, py::handle other,
+                                     bool other_left);
 std::optional<std::pair<Tensor, Tensor>> operands(const Tensor& t, py::handle other,
                                                   bool other_left, const char* op);
 // ids for index_select/gather: a Tensor, or anything ember.tensor takes, on t's device.

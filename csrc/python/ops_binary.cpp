@@ -38,6 +38,8 @@ py::object binary_call(BinaryOp op, const Tensor& t, py::handle other, bool othe
     const Tensor& o = other.cast<const Tensor&>();
     return other_left ? finish(o, t) : finish(t, o);
   }
+  if (!dst)
+    if (auto r = number_operand(op, t, other, other_left)) return py::cast(std::move(*r));
   auto ab = operands(t, other, other_left, name);
   if (!ab) throw_operand(name, other);
   return finish(ab->first, ab->second);

@@ -250,40 +250,12 @@ void bind_operators(py::class_<Tensor>& cls) {
 
 // ---- the arithmetic operators, also called by the number slots (number_slots.cpp)
 
-namespace {
-
-// t + s, t - s, s - t and t * s for a Python (or numpy) number s and a float32/float64
-// tensor t, as one affine pass x * m + a: no 0-d tensor is made for s, so a number costs
-// no more than a second tensor (on a GPU, one launch instead of two). Exact, the same
-// values as the binary op on s rounded to t's dtype (a NaN's sign bit aside): m = +-1
-// multiplies exactly, and x * s + (-0.0) is x * s with its zero's sign. Not under autograd (the graph records
-// the binary op, as PyTorch's AddBackward0 and friends).
-std::optional<Tensor> number_affine(BinaryOp op, const Tensor& t, py::handle other,
-                                    bool reflected) {
-  if (t.dtype() != DType::F32 && t.dtype() != DType::F64) return std::nullopt;
-  if (op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul) return std::nullopt;
-  const Number n = read_number(other);
-  if (n.kind != Number::Float && n.kind != Number::Int) return std::nullopt;
-  if (autograd::wants_grad({&t})) return std::nullopt;
-  double s = n.kind == Number::Float ? n.f : double(n.i);
-  if (t.dtype() == DType::F32) s = double(float(s));  // as a float32 0-d tensor holds it
-  const bool big = t.numel() >= kReleaseGilNumel;
-  switch (op) {
-    case BinaryOp::Add: return gil_free_if(big, [&] { return affine(t, 1.0, s); });
-    case BinaryOp::Sub:
-      return gil_free_if(big, [&] { return reflected ? affine(t, -1.0, s) : affine(t, 1.0, -s); });
-    default: return gil_free_if(big, [&] { return affine(t, s, -0.0); });
-  }
-}
-
-}  // namespace
-
 py::object binary_operator_call(BinaryOp op, const Tensor& t, py::handle other, bool reflected) {
   if (is_tensor(other)) {  // the common case, without copying either tensor
     const Tensor& o = other.cast<const Tensor&>();
     return py::cast(reflected ? run_binary(op, o, t) : run_binary(op, t, o));
   }
-  if (auto r = number_affine(op, t, other, reflected)) return py::cast(*r);
+  if (auto r = number_operand(op, t, other, reflected)) return py::cast(*r);
   auto ab = operands(t, other, reflected, binary_name(op));
   if (!ab) return unsupported_operand(other, binary_name(op));
   return py::cast(run_binary(op, ab->first, ab->second, std::nullopt));
