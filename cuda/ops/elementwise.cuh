@@ -149,6 +149,153 @@ __global__ void map3_strided(const A* a, const B* b, const C* c, Out* o, int64_t
   }
 }
 
+// ---- rows: views whose innermost dim is dense (stride 1) or one value per row (stride 0)
+// after the plan, e.g. an operand broadcast as a row or a column, or whole rows of a wider
+// tensor (cat's pieces): threads take V-wide vectors of a row, its offsets found from the
+// outer dims once per vector, instead of a division per element and dim.
+
+template <int N>
+struct Rows {
+  Walk<N> outer;  // the plan's dims but the last
+  bool one[N];    // inner stride 0: one value per row; else inner stride 1
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Vec<T, V> row_load(const T* p, bool one) {
+  Vec<T, V> x;
+  if (one) {
+    const T v = *p;
+#pragma unroll
+    for (int k = 0; k < V; ++k) x.v[k] = v;
+  } else if constexpr (V == 1) {
+    x.v[0] = *p;
+  } else {
+    x = *reinterpret_cast<const Vec<T, V>*>(p);
+  }
+  return x;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void row_store(T* p, const Vec<T, V>& x) {
+  if constexpr (V == 1)
+    *p = x.v[0];
+  else
+    *reinterpret_cast<Vec<T, V>*>(p) = x;
+}
+
+// Slot s is vector s % lv of row s / lv (32-bit division where the slots fit).
+template <typename I, int N>
+__device__ __forceinline__ int64_t row_slot(const Rows<N>& r, I s, I lv, int64_t (&off)[N]) {
+  const I row = s / lv;
+  walk_offsets(r.outer, int64_t(row), off);
+  return int64_t(s - row * lv);
+}
+
+template <typename I, int V, typename In, typename Out, typename F>
+__global__ void map1_rows(const In* a, Out* o, Rows<2> r, I slots, I lv, F f) {
+  for (I s = I(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += I(gridDim.x) * blockDim.x) {
+    int64_t off[2];
+    const int64_t j = row_slot(r, s, lv, off) * V;
+    const Vec<In, V> x = row_load<In, V>(a + off[0] + (r.one[0] ? 0 : j), r.one[0]);
+    Vec<Out, V> y;
+#pragma unroll
+    for (int k = 0; k < V; ++k) y.v[k] = f(x.v[k]);
+    row_store<Out, V>(o + off[1] + j, y);
+  }
+}
+
+template <typename I, int V, typename T, typename Out, typename F>
+__global__ void map2_rows(const T* a, const T* b, Out* o, Rows<3> r, I slots, I lv, F f) {
+  for (I s = I(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += I(gridDim.x) * blockDim.x) {
+    int64_t off[3];
+    const int64_t j = row_slot(r, s, lv, off) * V;
+    const Vec<T, V> x = row_load<T, V>(a + off[0] + (r.one[0] ? 0 : j), r.one[0]);
+    const Vec<T, V> y = row_load<T, V>(b + off[1] + (r.one[1] ? 0 : j), r.one[1]);
+    Vec<Out, V> z;
+#pragma unroll
+    for (int k = 0; k < V; ++k) z.v[k] = f(x.v[k], y.v[k]);
+    row_store<Out, V>(o + off[2] + j, z);
+  }
+}
+
+template <typename I, int V, typename A, typename B, typename C, typename Out, typename F>
+__global__ void map3_rows(const A* a, const B* b, const C* c, Out* o, Rows<4> r, I slots, I lv,
+                          F f) {
+  for (I s = I(blockIdx.x) * blockDim.x + threadIdx.x; s < slots; s += I(gridDim.x) * blockDim.x) {
+    int64_t off[4];
+    const int64_t j = row_slot(r, s, lv, off) * V;
+    const Vec<A, V> x = row_load<A, V>(a + off[0] + (r.one[0] ? 0 : j), r.one[0]);
+    const Vec<B, V> y = row_load<B, V>(b + off[1] + (r.one[1] ? 0 : j), r.one[1]);
+    const Vec<C, V> z = row_load<C, V>(c + off[2] + (r.one[2] ? 0 : j), r.one[2]);
+    Vec<Out, V> q;
+#pragma unroll
+    for (int k = 0; k < V; ++k) q.v[k] = f(x.v[k], y.v[k], z.v[k]);
+    row_store<Out, V>(o + off[3] + j, q);
+  }
+}
+
+// Whether a (memory-ordered) plan is rows: two dims or more, the written view (last)
+// dense along the inner dim, every other view dense or one value per row there.
+template <int N>
+int64_t shape_rows(const Walk<N>& w) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < w.ndim; ++d) rows *= w.shape[d];
+  return rows;
+}
+
+template <int N>
+bool as_rows(const Walk<N>& w, Rows<N>& r) {
+  if (w.ndim < 2 || w.stride[N - 1][w.ndim - 1] != 1) return false;
+  for (int k = 0; k < N; ++k) {
+    const int64_t s = w.stride[k][w.ndim - 1];
+    if (s != 0 && s != 1) return false;
+    r.one[k] = s == 0;
+  }
+  r.outer.ndim = w.ndim - 1;
+  for (int k = 0; k < N; ++k) r.outer.offset[k] = w.offset[k];
+  for (int d = 0; d + 1 < w.ndim; ++d) {
+    r.outer.shape[d] = w.shape[d];
+    for (int k = 0; k < N; ++k) r.outer.stride[k][d] = w.stride[k][d];
+  }
+  return true;
+}
+
+// Whether every dense view of the rows starts each row on a V-element boundary of a
+// 16-byte aligned pointer (so that vector loads and stores are aligned), and V divides
+// the row.
+template <int N>
+bool rows_vectorise(const Rows<N>& r, int64_t len, int V, const std::array<const void*, 4>& base) {
+  if (V <= 1 || len % V != 0) return false;
+  for (int k = 0; k < N; ++k) {
+    if (r.one[k]) continue;
+    if (!aligned16(base[size_t(k)]) || r.outer.offset[k] % V != 0) return false;
+    for (int d = 0; d < r.outer.ndim; ++d)
+      if (r.outer.stride[k][d] % V != 0) return false;
+  }
+  return true;
+}
+
+// Launches kernel<I, V> over the rows: V-wide vectors where rows_vectorise allows, 32-bit
+// slot math where the slots fit.
+template <int V, int N, typename Launch>
+void launch_rows(const Walk<N>& w, const Rows<N>& r, const std::array<const void*, 4>& base,
+                 Launch&& launch) {
+  const int64_t len = w.shape[w.ndim - 1];
+  const int64_t rows = shape_rows(w);
+  auto go = [&](auto v) {
+    constexpr int W = decltype(v)::value;
+    const int64_t lv = len / W, slots = rows * lv;
+    if (slots <= int64_t(INT32_MAX))
+      launch(std::integral_constant<int, W>{}, uint32_t(slots), uint32_t(lv), grid_for(slots));
+    else
+      launch(std::integral_constant<int, W>{}, int64_t(slots), int64_t(lv), grid_for(slots));
+  };
+  if (rows_vectorise(r, len, V, base))
+    go(std::integral_constant<int, V>{});
+  else
+    go(std::integral_constant<int, 1>{});
+}
+
 // ---- host launchers: dense when every view is, strided otherwise
 
 // Whether a plan is one run that every view walks densely (stride 1), or, where `one`
@@ -178,6 +325,11 @@ void launch_map1(const char* op, const CudaDevice& dev, const In* in, const Layo
     constexpr int V = pair_width<In, Out>();
     map1_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(a, o, n, aligned16(a) && aligned16(o),
                                                             f);
+  } else if (Rows<2> r; as_rows(w, r)) {
+    launch_rows<pair_width<In, Out>()>(w, r, {in, out}, [&](auto v, auto slots, auto lv, unsigned grid) {
+      using I = decltype(slots);
+      map1_rows<I, decltype(v)::value><<<grid, kBlock, 0, dev.stream()>>>(in, out, r, slots, lv, f);
+    });
   } else {
     map1_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(in, out, n, w, f);
   }
@@ -209,6 +361,11 @@ void launch_map2(const char* op, const CudaDevice& dev, const T* a, const Layout
     const bool vec = (a_one || aligned16(pa)) && (b_one || aligned16(pb)) && aligned16(o);
     constexpr int V = pair_width<T, Out>();
     map2_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(pa, pb, o, n, a_one, b_one, vec, f);
+  } else if (Rows<3> r; as_rows(w, r)) {
+    launch_rows<pair_width<T, Out>()>(w, r, {a, b, out}, [&](auto v, auto slots, auto lv, unsigned grid) {
+      using I = decltype(slots);
+      map2_rows<I, decltype(v)::value><<<grid, kBlock, 0, dev.stream()>>>(a, b, out, r, slots, lv, f);
+    });
   } else {
     map2_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, out, n, w, f);
   }
@@ -237,6 +394,13 @@ void launch_map3(const char* op, const CudaDevice& dev, const A* a, const Layout
     constexpr int V = triple_width<A, B, C, Out>();
     map3_dense<<<grid_for(n, V), kBlock, 0, dev.stream()>>>(pa, pb, pc, o, n, a_one, b_one, c_one,
                                                             vec, f);
+  } else if (Rows<4> r; as_rows(w, r)) {
+    launch_rows<triple_width<A, B, C, Out>()>(
+        w, r, {a, b, c, out}, [&](auto v, auto slots, auto lv, unsigned grid) {
+          using I = decltype(slots);
+          map3_rows<I, decltype(v)::value>
+              <<<grid, kBlock, 0, dev.stream()>>>(a, b, c, out, r, slots, lv, f);
+        });
   } else {
     map3_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
   }
