@@ -34,7 +34,8 @@ class Row:
     family: str
     layout: str
     dtype: str
-    inputs: dict  # name -> (shape, kind): kind "normal", "mask", "ids:<high>"
+    inputs: dict  # name -> (shape, kind): kind "normal", "mask", "ids:<high>",
+    # "perm:<n>" (each row along the last dim a permutation of range(n))
     stmts: dict  # library -> statement ("*" for any library not named); None: not there
     moved: float  # bytes read + written per call, in elements of `dtype` (0: not memory-bound)
     exact: bool = False  # integer results: compared exactly
@@ -230,7 +231,8 @@ def rows(n: int) -> list[Row]:
         {"*": "a.gather(1, i)", "numpy": "np.take_along_axis(a, i, axis=1)"}, 4 * nn)  # fmt: skip
     add("gather", "dim 0 (rows of ids)", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.gather(0, i)", "numpy": "np.take_along_axis(a, i, axis=0)"}, 4 * nn)  # fmt: skip
-    add("scatter", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
+    # repeated ids leave torch's CUDA scatter free to keep any of them: a permutation per row
+    add("scatter", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"perm:{n}")},
         {"*": "a.scatter(1, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
     add("scatter_add", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.scatter_add(1, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
@@ -254,6 +256,9 @@ def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
             arrays[name] = rng.random(shape) < 0.5
         elif kind.startswith("ids:"):
             arrays[name] = rng.integers(0, int(kind[4:]), shape).astype(np.int64)
+        elif kind.startswith("perm:"):
+            rows = np.broadcast_to(np.arange(int(kind[5:]), dtype=np.int64), shape)
+            arrays[name] = rng.permuted(rows, axis=-1)
         elif row.dtype == "int64":
             arrays[name] = rng.integers(-1000, 1000, shape).astype(np.int64)
         else:
