@@ -62,3 +62,14 @@ def rng(request):
     """A numpy generator seeded from the test's id, so every test is reproducible."""
     seed = sum(ord(c) * (i + 1) for i, c in enumerate(request.node.nodeid)) % (2**32)
     return np.random.default_rng(seed)
+
+
+@pytest.fixture
+def deterministic():
+    """ember.use_deterministic_algorithms(True) for one test, then as it was: for the tests
+    that assert float adds in index order (scatter_add, index_add), which CUDA otherwise adds
+    atomically in any order, as PyTorch does."""
+    was = ember.are_deterministic_algorithms_enabled()
+    ember.use_deterministic_algorithms(True)
+    yield
+    ember.use_deterministic_algorithms(was)

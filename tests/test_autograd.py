@@ -658,6 +658,7 @@ rand_like randn_like""".split()
 # Functions that take no tensor to differentiate.
 NO_TENSOR = """arange compiled_backends load load_file save save_file cuda_device_count
 cuda_is_available device empty eye from_dlpack full get_float32_matmul_precision is_tracking
+use_deterministic_algorithms are_deterministic_algorithms_enabled
 linspace manual_seed metal_device_count metal_is_available ones rand randint randn
 set_float32_matmul_precision set_tracking tensor zeros is_grad_enabled no_grad enable_grad
 set_grad_enabled""".split()

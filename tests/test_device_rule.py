@@ -153,7 +153,8 @@ sum t tan tanh tile transpose tril triu trunc unsqueeze var view zeros_like""".s
 NOT_TENSOR_OPS = """arange compiled_backends load load_file save save_file cuda_device_count cuda_is_available device empty
 eye from_dlpack full get_float32_matmul_precision is_tracking linspace manual_seed
 metal_device_count metal_is_available ones rand randint randn set_float32_matmul_precision
-set_tracking tensor zeros is_grad_enabled no_grad enable_grad set_grad_enabled""".split()
+set_tracking tensor zeros is_grad_enabled no_grad enable_grad set_grad_enabled
+use_deterministic_algorithms are_deterministic_algorithms_enabled""".split()
 # Methods that take one tensor or none, or move between devices on purpose.
 ONE_TENSOR_METHODS = """copy_ is_contiguous is_pinned item numel numpy pin_memory repeat
 size to to_device to_dtype tolist requires_grad_ detach retain_grad""".split()

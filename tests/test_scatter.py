@@ -10,6 +10,7 @@ from conftest import DEVICE_SPECS
 from helpers import (
     NP_DTYPE,
     check_exact,
+    check_meta,
     is_float,
     make_view,
     raises_op,
@@ -54,7 +55,7 @@ def ids_view(ids, device, transposed):
 
 @pytest.mark.parametrize("add", [False, True], ids=["scatter", "scatter_add"])
 @pytest.mark.parametrize("dim", [0, -1])
-def test_scatter_values(device, dtype, dim, add, rng):
+def test_scatter_values(device, dtype, dim, add, rng, deterministic):
     if not require_dtype(device, dtype):
         return
     fn = ember.scatter_add if add else ember.scatter
@@ -71,7 +72,9 @@ def test_scatter_values(device, dtype, dim, add, rng):
 
 @pytest.mark.parametrize("add", [False, True], ids=["scatter", "scatter_add"])
 @pytest.mark.parametrize("shape,dim", [((4, 5, 3), 0), ((4, 5, 3), 1), ((3, 1100), 0)])
-def test_scatter_along_outer_dims_of_dense_operands(device, dtype, shape, dim, add, rng):
+def test_scatter_along_outer_dims_of_dense_operands(
+    device, dtype, shape, dim, add, rng, deterministic
+):
     # dense input, ids and src with a dim after `dim`: the writes sweep the inner positions
     # line by line (two runs of them for the widest), each position's ids still in order
     if not require_dtype(device, dtype):
@@ -86,8 +89,98 @@ def test_scatter_along_outer_dims_of_dense_operands(device, dtype, shape, dim, a
     check_exact(got, scatter_ref(x, dim, ids, src, dtype, add), dtype, device)
 
 
+def add_bound(x, dim, ids, src, name):
+    """How far float adds of src into x through ids may land from the exact sum when they go
+    in any order: a rounding per add of the largest partial sum a position can reach."""
+    eps = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+    mag = np.abs(x.astype(np.float64))
+    count = np.zeros(x.shape)
+    for pos in np.ndindex(*ids.shape):
+        at = list(pos)
+        at[dim] = int(ids[pos])
+        mag[tuple(at)] += abs(float(src[pos]))
+        count[tuple(at)] += 1
+    return (count + 1) * eps[name] * mag
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_scatter_add_in_any_order(device, dtype, dim, rng):
+    # the default: CUDA adds atomically (as PyTorch does), so float sums may round in any
+    # order, within a rounding per add of the exact sum; integer sums are exact and wrap,
+    # bool adds are a logical or; the CPU and Metal add in index order
+    if not require_dtype(device, dtype):
+        return
+    assert not ember.are_deterministic_algorithms_enabled()
+    for layout, transposed in (("contiguous", False), ("transposed", True), ("stepped", False)):
+        t, x = make_view(rng, (4, 5, 3), dtype, device, layout)
+        shape = [3, 4, 3]
+        shape[dim] = 12  # each position takes several adds
+        ids = rng.integers(0, x.shape[dim], size=shape)
+        src_t, src = make_view(rng, [s + 1 for s in shape], dtype, device, "reversed")
+        got = ember.scatter_add(t, dim, ids_view(ids, device, transposed), src_t)
+        exact = scatter_ref(x, dim, ids, src, dtype, True)
+        if not is_float(dtype):
+            check_exact(got, exact, dtype, device)
+            continue
+        check_meta(got, exact.shape, dtype, device)
+        err = np.abs(got.numpy().astype(np.float64) - exact.astype(np.float64))
+        assert (err <= add_bound(x, dim % 3, ids, src, dtype)).all(), (layout, err.max())
+
+
+def test_deterministic_scatter_add_repeats_bit_for_bit(device, rng, deterministic):
+    # many float adds into few positions, where the order shows in the last bits: the
+    # deterministic kernel gives the same bits every run, the CPU's (index order)
+    ids = rng.integers(0, 3, size=(64, 4000))
+    src = rng.standard_normal((64, 4000)).astype(np.float32)
+    x = np.zeros((64, 3), np.float32)
+    cpu = ember.scatter_add(ember.tensor(x), 1, ember.tensor(ids), ember.tensor(src)).numpy()
+    for _ in range(3):
+        got = ember.scatter_add(
+            ember.tensor(x, device=device), 1, ember.tensor(ids, device=device),
+            ember.tensor(src, device=device),
+        )
+        np.testing.assert_array_equal(got.numpy(), cpu)
+    rows = np.ascontiguousarray(src.T)  # 4000 rows of 64, added into 3 rows
+    want = ember.index_add(ember.zeros(3, 64), 0, ember.tensor(ids[0]), ember.tensor(rows))
+    for _ in range(2):
+        got = ember.index_add(
+            ember.zeros(3, 64, device=device), 0, ember.tensor(ids[0], device=device),
+            ember.tensor(rows, device=device),
+        )
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_use_deterministic_algorithms_switch():
+    assert ember.are_deterministic_algorithms_enabled() is False
+    try:
+        ember.use_deterministic_algorithms(True)
+        assert ember.are_deterministic_algorithms_enabled() is True
+        ember.use_deterministic_algorithms(False, warn_only=True)  # every op has one: no-op
+        assert ember.are_deterministic_algorithms_enabled() is False
+    finally:
+        ember.use_deterministic_algorithms(False)
+    for bad in (1, "yes", None):
+        with pytest.raises(ember.InvalidTypeError, match="use_deterministic_algorithms"):
+            ember.use_deterministic_algorithms(bad)
+    with pytest.raises(ember.InvalidTypeError, match="must be bool"):
+        ember.use_deterministic_algorithms(True, warn_only=0)
+    assert ember.are_deterministic_algorithms_enabled() is False
+
+
+@pytest.mark.parametrize("name", ["float32", "int64"])
+def test_scatter_repeated_ids_into_a_wide_destination(device, name, rng):
+    # few ids into a long dim: CUDA's last-writer table would dwarf the ids, so each row
+    # walks its ids in order; the last repeated id still wins
+    x = rand_array(rng, (2, 300000), name)
+    ids = np.array([[5, 299999, 5], [7, 7, 0]])
+    src = rand_array(rng, (2, 3), name)
+    got = ember.scatter(to_ember(x, name, device), 1, ember.tensor(ids, device=device),
+                        to_ember(src, name, device))
+    check_exact(got, scatter_ref(x, 1, ids, src, name, False), name, device)
+
+
 @pytest.mark.parametrize("add", [False, True], ids=["scatter_", "scatter_add_"])
-def test_scatter_in_place(device, add, rng):
+def test_scatter_in_place(device, add, rng, deterministic):
     x = rand_array(rng, (3, 4), "float32")
     t = to_ember(x, "float32", device)
     ids = np.array([[2, 0, 1, 2], [2, 2, 0, 1]])
@@ -129,7 +222,7 @@ def test_pytorch_documented_examples(device):
     check_exact(got, [[2, 0, 0, 1, 1], [0, 2, 0, 0, 0], [0, 0, 2, 1, 1]], "float32")
 
 
-def test_repeated_ids_last_write_wins_and_adds_in_order(device):
+def test_repeated_ids_last_write_wins_and_adds_in_order(device, deterministic):
     ids = ember.tensor([0, 0, 0, 1], device=device)
     src = ember.tensor([1.0, 2.0, 3.0, 4.0], device=device)
     check_exact(ember.zeros(2, device=device).scatter(0, ids, src), [3.0, 4.0], "float32")
@@ -213,7 +306,7 @@ def test_scatter_zero_dim(device):
 
 @pytest.mark.parametrize("name", ["float32", "bfloat16", "int32", "uint8", "bool", "float64"])
 @pytest.mark.parametrize("dim", [0, -1])
-def test_index_add(device, name, dim, rng):
+def test_index_add(device, name, dim, rng, deterministic):
     if not require_dtype(device, name):
         return
     t, x = make_view(rng, (4, 5), name, device, "transposed")

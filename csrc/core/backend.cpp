@@ -9,7 +9,12 @@ namespace ember {
 namespace {
 std::atomic<DeviceId> next_device_id{0};
 std::atomic<MatmulPrecision> matmul_precision{MatmulPrecision::Highest};
+std::atomic<bool> deterministic{false};
 }  // namespace
+
+bool deterministic_algorithms() { return deterministic.load(std::memory_order_relaxed); }
+
+void set_deterministic_algorithms(bool on) { deterministic.store(on, std::memory_order_relaxed); }
 
 MatmulPrecision float32_matmul_precision() {
   return matmul_precision.load(std::memory_order_relaxed);

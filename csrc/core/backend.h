@@ -37,6 +37,12 @@ enum class MatmulPrecision { Highest, High, Medium };
 MatmulPrecision float32_matmul_precision();
 void set_float32_matmul_precision(MatmulPrecision p);
 
+// ember.use_deterministic_algorithms (PyTorch's name): off (the default), a backend may
+// add floats atomically where the order of the adds changes the last bits (CUDA's
+// scatter_add and what is built on it); on, it takes its deterministic kernel.
+bool deterministic_algorithms();
+void set_deterministic_algorithms(bool on);
+
 // Where a Device was made, read from the Python caller.
 struct CreationSite {
   std::string file;
@@ -243,8 +249,8 @@ class BackendStorage {
                       const Layout& ids_layout, BackendStorage& dst) const = 0;
   // this[..][ids[i][j][k]][..] = src[i][j][k] for dim 1 (+= when `accumulate`; bool adds
   // are logical or), in place through dst_layout. ids and src share ids' shape, ids are
-  // range-checked. Deterministic: each position of the other dims walks dim in order, so
-  // the last repeated id wins and adds sum in index order. `unique_ids`: core knows the
+  // range-checked. The last repeated id wins. Adds sum in index order, except that float
+  // adds may go in any order while deterministic_algorithms() is off. `unique_ids`: core knows the
   // writes may go in any order: the ids hold no repeats along dim (a mask's positions), or
   // src is the same along dim (stride 0), so that repeated ids store equal values.
   virtual void scatter(const Layout& dst_layout, int64_t dim, const BackendStorage& ids,

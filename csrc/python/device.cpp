@@ -254,6 +254,21 @@ void bind_device(py::module_& m) {
         "PyTorch's switch: 'highest' (default) keeps float32 matmul in full float32; 'high' "
         "or 'medium' lets GPUs use TF32 tensor cores (CUDA; the CPU always computes in f32).");
   m.def("get_float32_matmul_precision", &get_precision);
+  m.def(
+      "use_deterministic_algorithms",
+      [](py::handle mode, py::handle warn_only) {
+        for (py::handle v : {mode, warn_only})
+          if (!py::isinstance<py::bool_>(v))
+            throw_invalid_type("use_deterministic_algorithms", "mode and warn_only must be bool",
+                               Py_TYPE(v.ptr())->tp_name);
+        set_deterministic_algorithms(mode.cast<bool>());
+      },
+      py::arg("mode"), py::kw_only(), py::arg("warn_only") = false,
+      "PyTorch's switch: True makes the ops whose float results may change in the last bits "
+      "from run to run (CUDA's scatter_add, index_add and the backward of gather, "
+      "index_select and embedding, which add atomically) take their deterministic kernel. "
+      "Every ember op has one, so warn_only changes nothing.");
+  m.def("are_deterministic_algorithms_enabled", &deterministic_algorithms);
 }
 
 }  // namespace ember::python

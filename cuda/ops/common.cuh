@@ -212,6 +212,14 @@ Walk<N> make_walk(const char* op, const Shape& shape, const std::array<const Lay
   return w;
 }
 
+// `src` re-shaped to `shape` with stride 0 in `dim`: the index family adds the id's
+// position along dim separately.
+inline Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {
+  Strides st = src.strides();
+  st[size_t(dim)] = 0;
+  return Layout(shape, st, src.offset());
+}
+
 // ---- launching
 
 constexpr int kBlock = 256;

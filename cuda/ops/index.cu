@@ -8,13 +8,6 @@ namespace ember::cuda {
 
 namespace {
 
-// `src` re-shaped to `shape` with stride 0 in `dim`: the id's row is added separately.
-Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {
-  Strides st = src.strides();
-  st[size_t(dim)] = 0;
-  return Layout(shape, st, src.offset());
-}
-
 struct SelectParams {
   Walk<1> src;  // dst's shape, src's strides, 0 in dim
   int64_t ids_offset, ids_stride, dim_stride, nsel, inner;

@@ -1,8 +1,14 @@
-// scatter and scatter_add: one thread per row of the other dims, which walks its ids in
-// order, so that results are deterministic (the last repeated id wins; adds sum in index
-// order) and no atomics are needed: rows write disjoint elements. A set whose ids are the
-// same for every row (t[ids] = rows) finds each slice's last writer first, then writes
-// every element at once.
+// scatter and scatter_add.
+// - Adds take one thread per element and add atomically where the dtype has atomic adds:
+//   integer sums are exact in any order; float sums depend on the order the adds land in,
+//   as PyTorch's CUDA scatter_add does, unless ember.use_deterministic_algorithms(True),
+//   which takes the row kernel below.
+// - Sets are deterministic (the last repeated id wins): each destination position first
+//   finds its last writer (an atomic max of the id's position in a scratch table), then
+//   every element writes at once; where the table would be much larger than the ids, and
+//   for deterministic adds, one thread per row of the other dims walks its ids in order
+//   (rows write disjoint elements). A set whose ids are the same for every row
+//   (t[ids] = rows) finds each slice's last writer, then writes every element at once.
 #include <optional>
 
 #include "common.cuh"
@@ -79,6 +85,62 @@ __global__ void scatter_slices(T* dst, const I* ids, const T* src, int64_t rows,
   }
 }
 
+template <typename T>
+constexpr bool has_atomic_add_v =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+    std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, half> ||
+    std::is_same_v<T, bf16>;
+
+template <typename T>
+__device__ __forceinline__ void atomic_add(T* p, T v) {
+  if constexpr (std::is_same_v<T, int64_t>)  // two's complement: the unsigned add wraps alike
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  else
+    atomicAdd(p, v);
+}
+
+// One thread per element, views over the index's shape: dst (0 in dim: the id picks the
+// position), ids, src. Adds atomically, or stores (ids known to write each position once).
+template <bool kAdd, typename T, typename I>
+__global__ void scatter_each(T* dst, const I* ids, const T* src, int64_t n, Walk<3> w,
+                             int64_t dst_stride) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t off[3];
+    walk_offsets(w, i, off);
+    T* to = dst + off[0] + int64_t(ids[off[1]]) * dst_stride;
+    if constexpr (kAdd)
+      atomic_add(to, src[off[2]]);
+    else
+      *to = src[off[2]];
+  }
+}
+
+// Sets through a table of last writers: views 0-2 as above, 3 the row's table (its
+// positions along dim: 0 in dim, rows of the table's width elsewhere), 4 the element's
+// position along dim (1 in dim, 0 elsewhere).
+template <typename I>
+__global__ void find_last_writers(const I* ids, int* table, int64_t n, Walk<5> w) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t off[5];
+    walk_offsets(w, i, off);
+    atomicMax(table + off[3] + int64_t(ids[off[1]]), int(off[4]));
+  }
+}
+
+template <typename T, typename I>
+__global__ void write_last(T* dst, const I* ids, const T* src, const int* table, int64_t n,
+                           Walk<5> w, int64_t dst_stride) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t off[5];
+    walk_offsets(w, i, off);
+    const int64_t id = int64_t(ids[off[1]]);
+    if (table[off[3] + id] == int(off[4])) dst[off[0] + id * dst_stride] = src[off[2]];
+  }
+}
+
 // `l` over the index's shape with 1 in `dim`: its rows' first elements.
 Layout rows_of(const Layout& l, const Shape& rows) {
   return Layout(rows, l.strides(), l.offset());
@@ -152,6 +214,59 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
           ptr<T>(), as_cuda(ids).ptr<I>(), as_cuda(src).ptr<T>(), n, last, p);
     });
     cuda().check_launch("scatter");
+    return;
+  }
+  const int64_t total = ids_layout.numel(), width = dst_layout.shape()[size_t(dim)];
+  const Layout dl_all = without_dim(dst_layout, shape, dim);
+  bool done = false;
+  // Atomic adds: integers always (exact in any order), floats unless deterministic; sets
+  // whose ids write each position once store at once.
+  const bool atomic = accumulate && (!dtype_is_float(dtype_) || !deterministic_algorithms());
+  if (atomic || (!accumulate && unique_ids)) {
+    const Walk<3> w = make_walk<3>("scatter", shape, {&dl_all, &ids_layout, &src_layout});
+    dispatch_scatter(dtype_, ids.dtype(), accumulate, [&](auto t, auto i, auto) {
+      using T = decltype(t);
+      using I = decltype(i);
+      const I* id = as_cuda(ids).ptr<I>();
+      if (!accumulate) {
+        scatter_each<false, T, I><<<grid_for(total), kBlock, 0, stream()>>>(
+            ptr<T>(), id, as_cuda(src).ptr<T>(), total, w, p.dst_stride);
+        done = true;
+      } else if constexpr (has_atomic_add_v<T>) {
+        scatter_each<true, T, I><<<grid_for(total), kBlock, 0, stream()>>>(
+            ptr<T>(), id, as_cuda(src).ptr<T>(), total, w, p.dst_stride);
+        done = true;
+      }
+    });
+  } else if (!accumulate && width <= int64_t(INT32_MAX) && p.len <= int64_t(INT32_MAX) &&
+             double(n) * double(width) <= 4.0 * double(total) + 1048576.0) {
+    // The table of last writers: n rows of `width` positions, -1 where nothing writes.
+    Strides tst(shape.size(), 0), kst(shape.size(), 0);
+    int64_t step = width;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (int64_t(d) == dim) continue;
+      tst[d] = step;
+      step *= shape[d];
+    }
+    kst[size_t(dim)] = 1;
+    const Layout tl(shape, tst, 0), kl(shape, kst, 0);
+    const Walk<5> w =
+        make_walk<5>("scatter", shape, {&dl_all, &ids_layout, &src_layout, &tl, &kl});
+    const size_t bytes = size_t(n * width) * sizeof(int);
+    Scratch table(cuda(), std::max<size_t>(bytes, 1));
+    check(cudaMemsetAsync(table.as<int>(), 0xff, bytes, stream()), "cudaMemsetAsync", &cuda());
+    dispatch_scatter(dtype_, ids.dtype(), false, [&](auto t, auto i, auto) {
+      using T = decltype(t);
+      using I = decltype(i);
+      const I* id = as_cuda(ids).ptr<I>();
+      find_last_writers<I><<<grid_for(total), kBlock, 0, stream()>>>(id, table.as<int>(), total, w);
+      write_last<T, I><<<grid_for(total), kBlock, 0, stream()>>>(
+          ptr<T>(), id, as_cuda(src).ptr<T>(), table.as<int>(), total, w, p.dst_stride);
+    });
+    done = true;
+  }
+  if (done) {
+    cuda().check_launch(accumulate ? "scatter_add" : "scatter");
     return;
   }
   dispatch_scatter(dtype_, ids.dtype(), accumulate, [&](auto t, auto i, auto c) {
