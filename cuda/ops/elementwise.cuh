@@ -252,9 +252,11 @@ bool as_rows(const Walk<N>& w, Rows<N>& r) {
     r.one[k] = s == 0;
   }
   r.outer.ndim = w.ndim - 1;
+  r.outer.narrow = w.narrow;  // fewer rows than elements
   for (int k = 0; k < N; ++k) r.outer.offset[k] = w.offset[k];
   for (int d = 0; d + 1 < w.ndim; ++d) {
     r.outer.shape[d] = w.shape[d];
+    r.outer.div[d] = w.div[d];
     for (int k = 0; k < N; ++k) r.outer.stride[k][d] = w.stride[k][d];
   }
   return true;

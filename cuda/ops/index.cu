@@ -1,7 +1,7 @@
 // index_select and gather: the data moves as bits (one kernel per element width and ids
 // dtype: int64, uint32 or uint8). index_select of rows copies each row with a block and
 // vector loads, along the last dim it needs no division per element; other layouts and
-// gather take one thread per output element.
+// gather take one thread per output element (32-bit index math where the walk allows).
 #include "common.cuh"
 
 namespace ember::cuda {
@@ -42,17 +42,30 @@ struct RowsParams {
   int64_t outer, nsel, inner, outer_stride, dim_stride, ids_offset, ids_stride;
 };
 
+// Each thread keeps kRowsUnroll loads in flight before it stores them.
+constexpr int kRowsUnroll = 4;
+
 template <typename B, typename I, bool kVec>
-__global__ void select_rows(const B* src, const I* ids, B* dst, RowsParams p) {
+__global__ void select_rows(const B* __restrict__ src, const I* __restrict__ ids,
+                            B* __restrict__ dst, RowsParams p) {
   constexpr int V = kVec ? vec_width<B>() : 1;
   using W = Vec<B, V>;
-  const int64_t rows = p.outer * p.nsel, width = p.inner / V;
+  const int64_t rows = p.outer * p.nsel, width = p.inner / V, t = blockDim.x;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t o = r / p.nsel, j = r - o * p.nsel;
     const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
-    const W* from = reinterpret_cast<const W*>(src + o * p.outer_stride + id * p.dim_stride);
-    W* to = reinterpret_cast<W*>(dst + r * p.inner);
-    for (int64_t k = threadIdx.x; k < width; k += blockDim.x) to[k] = from[k];
+    const W* __restrict__ from =
+        reinterpret_cast<const W*>(src + o * p.outer_stride + id * p.dim_stride);
+    W* __restrict__ to = reinterpret_cast<W*>(dst + r * p.inner);
+    int64_t k = threadIdx.x;
+    for (; k + (kRowsUnroll - 1) * t < width; k += kRowsUnroll * t) {
+      W x[kRowsUnroll];
+#pragma unroll
+      for (int u = 0; u < kRowsUnroll; ++u) x[u] = from[k + u * t];
+#pragma unroll
+      for (int u = 0; u < kRowsUnroll; ++u) to[k + u * t] = x[u];
+    }
+    for (; k < width; k += t) to[k] = from[k];
   }
 }
 
