@@ -130,3 +130,26 @@ def test_var_std_match_float64_numpy(offset, spread, n, seed):
         got = t.std().item()
         assert math.isclose(got, want, rel_tol=2e-4, abs_tol=1e-44), (spec, got, want)
         assert math.isclose(t.var().item(), want**2, rel_tol=4e-4, abs_tol=1e-44), spec
+
+
+def test_float32_exp_is_within_an_ulp_or_two_of_libm(device):
+    # a dense grid over the whole range (overflow, normal, subnormal and zero results) and
+    # the special values, against numpy's float64 exp: normal results within 2 ulp,
+    # subnormal ones within one unit of the smallest subnormal, inf, 0 and NaN where libm's
+    x = np.concatenate([
+        np.linspace(-110, 95, 200_003, dtype=np.float32),
+        np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 88.72283, 88.72284, -103.97208,
+                  -103.9721, -87.33654, -87.3366, 1e-8, -1e-8], np.float32),
+    ])
+    got = ember.tensor(x, device=device).exp().numpy().astype(np.float64)
+    want = np.exp(x.astype(np.float64))
+    with np.errstate(over="ignore"):
+        want32 = want.astype(np.float32)
+    tiny = float(np.finfo(np.float32).tiny)
+    normal = np.isfinite(want32) & (want32 >= tiny)
+    ulps = np.abs(got[normal] - want[normal]) / np.spacing(want32[normal]).astype(np.float64)
+    assert ulps.max() <= 2, ulps.max()
+    sub = np.isfinite(want32) & (want32 < tiny)
+    assert (np.abs(got[sub] - want[sub]) <= 2.0**-149).all()
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want32))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want32))

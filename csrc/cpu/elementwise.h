@@ -6,6 +6,7 @@
 
 #include "core/host_cast.h"
 #include "strided.h"
+#include "cpu_level.h"
 #include "vec_math.h"
 
 namespace ember::cpu {
@@ -100,21 +101,6 @@ constexpr int64_t kChunk = 512;
 // The op over a chunk, r[j] = g(x[j]) or x[j] = g(x[j], y[j]): compiled three times on
 // x86-64, for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and the baseline, with g inlined
 // into each loop, and picked by the CPU at run time (cpu_level: 2, 1, 0).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EMBER_CPU_V3 __attribute__((target("arch=x86-64-v3")))
-#define EMBER_CPU_V4 __attribute__((target("arch=x86-64-v4")))
-inline int cpu_level() {
-  static const int level = __builtin_cpu_supports("x86-64-v4")   ? 2
-                           : __builtin_cpu_supports("x86-64-v3") ? 1
-                                                                 : 0;
-  return level;
-}
-#else
-#define EMBER_CPU_V3
-#define EMBER_CPU_V4
-inline int cpu_level() { return 0; }
-#endif
-
 // Defines name_base, name_v3 and name_v4 from one body, and name(...) picking among
 // them (targs: the template arguments the call passes on, where they are not deduced).
 #define EMBER_COMMA ,

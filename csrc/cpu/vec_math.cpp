@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/dtype.h"
+#include "cpu_level.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -69,6 +70,43 @@ __attribute__((always_inline)) inline float exp_one(float x) {
   return x != x ? x : y;
 }
 
+#ifdef EMBER_F16C
+#define EMBER_EXP16 1
+// exp_one on 16 lanes with AVX-512: the same reduction and polynomial, n rounded by
+// vrndscaleps and 2^n applied by vscalefps, which also gives the subnormal results and
+// the overflow to inf; x is clamped to [-104, 89] first (past either end the result is 0
+// or inf, as libm's; a NaN passes the clamp, which returns its second operand then).
+// About 17 instructions where the auto-vectorised exp_one takes about 30.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// y[i] = exp(x[i] - shift) over n values, whole vectors then a masked tail.
+EMBER_CPU_V4 __attribute__((always_inline)) inline void exp16_run(const float* x, float shift,
+                                                                  float* y, int64_t n) {
+  const __m512 s = _mm512_set1_ps(shift);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s)));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s)));
+  }
+}
+#endif
+
 constexpr int kLanes = 32;        // 4 AVX registers: independent chains hide the add latency
 constexpr int64_t kBlock = 1024;  // values per float block sum
 constexpr int64_t kStreamMin = 64 * kBlock;  // below this the run is in cache: one stream
@@ -130,8 +168,23 @@ __attribute__((always_inline)) inline float block_sum(const float* x, int64_t m)
 
 }  // namespace
 
-EMBER_TARGET_CLONES void exp_f32(const float* x, float* y, int64_t n) {
+namespace {
+
+EMBER_TARGET_CLONES void exp_f32_clones(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = exp_one(x[i]);
+}
+
+#ifdef EMBER_EXP16
+EMBER_CPU_V4 void exp_f32_v4(const float* x, float* y, int64_t n) { exp16_run(x, 0.0f, y, n); }
+#endif
+
+}  // namespace
+
+void exp_f32(const float* x, float* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return exp_f32_v4(x, y, n);
+#endif
+  exp_f32_clones(x, y, n);
 }
 
 EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
@@ -200,7 +253,10 @@ float extreme_f32<false>(const float* x, int64_t n) {
   return min_nan_f32(x, n);
 }
 
-EMBER_TARGET_CLONES double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n) {
+namespace {
+
+EMBER_TARGET_CLONES double exp_shift_sum_clones(const float* x, float shift, float* y,
+                                                int64_t n) {
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {
     const int64_t m = std::min(kBlock, n - i);
@@ -208,6 +264,27 @@ EMBER_TARGET_CLONES double exp_shift_sum_f32(const float* x, float shift, float*
     total += block_sum(y + i, m);  // the block is still in L1
   }
   return total;
+}
+
+#ifdef EMBER_EXP16
+EMBER_CPU_V4 double exp_shift_sum_v4(const float* x, float shift, float* y, int64_t n) {
+  double total = 0;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    exp16_run(x + i, shift, y + i, m);
+    total += block_sum(y + i, m);
+  }
+  return total;
+}
+#endif
+
+}  // namespace
+
+double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return exp_shift_sum_v4(x, shift, y, n);
+#endif
+  return exp_shift_sum_clones(x, shift, y, n);
 }
 
 EMBER_TARGET_CLONES void scale_f32(const float* x, float s, float* y, int64_t n) {
