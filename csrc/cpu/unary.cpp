@@ -5,6 +5,7 @@
 #include "core/host_cast.h"
 #include "cpu_backend.h"
 #include "elementwise.h"
+#include "vec_fn.h"
 #include "vec_math.h"
 
 namespace ember::cpu {
@@ -92,7 +93,6 @@ struct BitwiseNot {  // integers only: core computes ~ of bool as t == 0
   };
 EMBER_CPU_FLOAT_OP(Exp, std::exp(x))
 EMBER_CPU_FLOAT_OP(Expm1, std::expm1(x))
-EMBER_CPU_FLOAT_OP(Log, std::log(x))
 EMBER_CPU_FLOAT_OP(Log1p, std::log1p(x))
 EMBER_CPU_FLOAT_OP(Sqrt, std::sqrt(x))
 EMBER_CPU_FLOAT_OP(Rsqrt, C(1) / std::sqrt(x))
@@ -100,20 +100,33 @@ EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
 EMBER_CPU_FLOAT_OP(Sin, std::sin(x))
 EMBER_CPU_FLOAT_OP(Cos, std::cos(x))
 EMBER_CPU_FLOAT_OP(Tan, std::tan(x))
-EMBER_CPU_FLOAT_OP(Tanh, std::tanh(x))
-EMBER_CPU_FLOAT_OP(Erf, std::erf(x))
+// float32 through vec_fn.h (vectorised runs), float64 through libm. -inf * 0 would be
+// NaN: at -inf gelu and silu tend to -0 (PyTorch's result).
+#define EMBER_CPU_VF_OP(Name, vf_fn, expr) \
+  struct Name {                            \
+    template <typename C>                  \
+    C operator()(C x) const {              \
+      if constexpr (std::is_same_v<C, float>) \
+        return vf::vf_fn(x);               \
+      else                                 \
+        return expr;                       \
+    }                                      \
+  };
+EMBER_CPU_VF_OP(Log, log, std::log(x))
+EMBER_CPU_VF_OP(Tanh, tanh, std::tanh(x))
+EMBER_CPU_VF_OP(Erf, erf, std::erf(x))
 // the exact (erf) form, as PyTorch's default
-// -inf * 0 would be NaN: at -inf gelu and silu tend to -0 (PyTorch's result)
-EMBER_CPU_FLOAT_OP(Gelu, x == -INFINITY ? C(-0.0)
-                                        : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
+EMBER_CPU_VF_OP(Gelu, gelu,
+                x == -INFINITY ? C(-0.0) : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
 // gelu's tanh approximation, PyTorch's formula: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-EMBER_CPU_FLOAT_OP(GeluTanh,
-                   x == -INFINITY
-                       ? C(-0.0)
-                       : C(0.5) * x *
-                             (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
-EMBER_CPU_FLOAT_OP(Silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
-EMBER_CPU_FLOAT_OP(Sigmoid, C(1) / (C(1) + std::exp(-x)))
+EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
+                x == -INFINITY
+                    ? C(-0.0)
+                    : C(0.5) * x *
+                          (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x))))
+EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
+EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
+#undef EMBER_CPU_VF_OP
 #undef EMBER_CPU_FLOAT_OP
 
 // exp of float runs goes to the vectorised kernel: dense runs directly, strided ones
@@ -126,6 +139,22 @@ void exp_float(const float* in, const Layout& src, float* out, const Layout& dst
       const int64_t m = std::min(kChunk, n - i);
       load_chunk(in + off[0] + i * st[0], st[0], x, m);
       exp_f32(x, x, m);
+      store_chunk(x, out + off[1] + i * st[1], st[1], m);
+    }
+  });
+}
+
+// float32 through each1 (compiled for each ISA level, vectorised where Op is): dense runs
+// directly, strided ones through a buffer.
+template <typename Op>
+void float_runs(const float* in, const Layout& src, float* out, const Layout& dst) {
+  walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    if (st[0] == 1 && st[1] == 1) return each1(Op(), in + off[0], out + off[1], n);
+    float x[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      load_chunk(in + off[0] + i * st[0], st[0], x, m);
+      each1(Op(), x, x, m);
       store_chunk(x, out + off[1] + i * st[1], st[1], m);
     }
   });
@@ -153,6 +182,8 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
          [](T x) { return uint8_t(Op()(C(x)) ? 1 : 0); });
   } else if constexpr (std::is_same_v<Op, Exp> && std::is_same_v<T, float>) {
     exp_float(in, src, as_cpu(dst).ptr<float>(), dst_layout);
+  } else if constexpr (std::is_same_v<T, float>) {
+    float_runs<Op>(in, src, as_cpu(dst).ptr<float>(), dst_layout);
   } else {
     map1(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](T x) { return T(Op()(C(x))); });
   }

@@ -6,6 +6,7 @@
 
 #include "core/dtype.h"
 #include "cpu_level.h"
+#include "vec_fn.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
@@ -28,56 +29,19 @@ namespace ember::cpu {
 
 namespace {
 
-__attribute__((always_inline)) inline float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-// Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial.
-__attribute__((always_inline)) inline uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-// Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-7 polynomial
-// form. No clamp and no float-to-int conversion: n is rounded by the 1.5 * 2^23 trick
-// and read back from t's low mantissa bits; out of range (|n| past 2^22 for huge |x|) the
-// lanes compute garbage that the last three selects replace, so the loop is ~30
-// instructions and vectorises without masks.
-__attribute__((always_inline)) inline float exp_one(float x) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  const float t = x * 1.44269504088896341f + kMagic;
-  const float n = t - kMagic;
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // 2^n as two factors so that n = -150..128 keeps each factor a normal float
-  const int32_t ni = int32_t(float_to_bits(t) - float_to_bits(kMagic));
-  const int32_t half = ni >> 1;  // floor: the factors' exponents add up to n either way
-  const float s1 = bits_to_float(uint32_t(half + 127) << 23);
-  const float s2 = bits_to_float(uint32_t(ni - half + 127) << 23);
-  float y = p * s1 * s2;
-  y = x > 88.72283935546875f ? INFINITY : y;
-  y = x < -103.972084045410f ? 0.0f : y;
-  return x != x ? x : y;
-}
-
 #ifdef EMBER_F16C
 #define EMBER_EXP16 1
-// exp_one on 16 lanes with AVX-512: the same reduction and polynomial, n rounded by
+// vf::exp on 16 lanes with AVX-512: the same reduction and polynomial, n rounded by
 // vrndscaleps and 2^n applied by vscalefps, which also gives the subnormal results and
 // the overflow to inf; x is clamped to [-104, 89] first (past either end the result is 0
-// or inf, as libm's; a NaN passes the clamp, which returns its second operand then).
-// About 17 instructions where the auto-vectorised exp_one takes about 30.
+// or inf, as libm's; a NaN passes the clamp, which returns its second operand then), and
+// results below exp(-103.97) are 0 by mask.
+// About 17 instructions where the auto-vectorised vf::exp takes about 30.
 EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 exp16(__m512 x) {
+  // Lanes whose result is 0 stay out of the scalef: an underflow to 0 there would cost a
+  // microcode assist per vector (the -inf of masked attention scores, say).
+  const __mmask16 live =
+      _mm512_cmp_ps_mask(x, _mm512_set1_ps(-103.972084045410f), _CMP_NLT_UQ);  // NaN: live
   x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -90,7 +54,7 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 exp16(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(live, p, n);
 }
 
 // y[i] = exp(x[i] - shift) over n values, whole vectors then a masked tail.
@@ -171,7 +135,7 @@ __attribute__((always_inline)) inline float block_sum(const float* x, int64_t m)
 namespace {
 
 EMBER_TARGET_CLONES void exp_f32_clones(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = exp_one(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = vf::exp(x[i]);
 }
 
 #ifdef EMBER_EXP16
@@ -260,7 +224,7 @@ EMBER_TARGET_CLONES double exp_shift_sum_clones(const float* x, float shift, flo
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {
     const int64_t m = std::min(kBlock, n - i);
-    for (int64_t j = 0; j < m; ++j) y[i + j] = exp_one(x[i + j] - shift);
+    for (int64_t j = 0; j < m; ++j) y[i + j] = vf::exp(x[i + j] - shift);
     total += block_sum(y + i, m);  // the block is still in L1
   }
   return total;

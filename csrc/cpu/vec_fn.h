@@ -1,0 +1,169 @@
+// float32 math written to auto-vectorise: no calls and no branches (selects instead), so
+// that a loop over a run compiles to SIMD in each ISA level of EMBER_CPU_LEVELS (each1)
+// where libm's functions are one scalar call per element. Each is within a few ulp of
+// libm over the whole float range, with libm's infinities, zeros and NaNs (the tests
+// check both against numpy). The polynomials are minimax fits made for these ranges.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace ember::cpu::vf {
+
+#define EMBER_VF inline __attribute__((always_inline))
+
+EMBER_VF float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+EMBER_VF uint32_t to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, then a degree-7 polynomial
+// form. No clamp and no float-to-int conversion: n is rounded by the 1.5 * 2^23 trick
+// and read back from t's low mantissa bits; out of range (|n| past 2^22 for huge |x|) the
+// lanes compute garbage that the last three selects replace, so the loop is ~30
+// instructions and vectorises without masks.
+EMBER_VF float exp(float x) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const float t = x * 1.44269504088896341f + kMagic;
+  const float n = t - kMagic;
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n as two factors so that n = -150..128 keeps each factor a normal float
+  const int32_t ni = int32_t(to_bits(t) - to_bits(kMagic));
+  const int32_t half = ni >> 1;  // floor: the factors' exponents add up to n either way
+  const float s1 = from_bits(uint32_t(half + 127) << 23);
+  const float s2 = from_bits(uint32_t(ni - half + 127) << 23);
+  float y = p * s1 * s2;
+  y = x > 88.72283935546875f ? INFINITY : y;
+  y = x < -103.972084045410f ? 0.0f : y;
+  return x != x ? x : y;
+}
+
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = f - f^2/2 + f^3 P(f), f = m - 1;
+// subnormal x scaled by 2^23 first.
+EMBER_VF float log(float x) {
+  const bool tiny = x < 1.17549435e-38f;
+  const uint32_t u = to_bits(tiny ? x * 8388608.0f : x);
+  int32_t e = int32_t((u >> 23) & 0xff) - 126 - (tiny ? 23 : 0);
+  const float m = from_bits((u & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1 : e;
+  const float f = low ? m + m - 1.0f : m - 1.0f;
+  const float z = f * f;
+  float p = 0.09539980441f;
+  p = p * f - 0.1032113880f;
+  p = p * f + 0.1020336822f;
+  p = p * f - 0.1253745407f;
+  p = p * f + 0.1441953629f;
+  p = p * f - 0.1666569710f;
+  p = p * f + 0.1999504864f;
+  p = p * f - 0.2500000011f;
+  p = p * f + 0.3333336071f;
+  const float fe = float(e);
+  float y = f * z * p + fe * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  y = (f + y) + fe * 0.693359375f;
+  y = x < 0.0f ? NAN : y;
+  y = x == 0.0f ? -INFINITY : y;
+  y = x == INFINITY ? INFINITY : y;
+  return x != x ? x : y;
+}
+
+// |x| < 0.625: x + x^3 P(x^2); else sign(x) (1 - 2 / (exp(2|x|) + 1)).
+EMBER_VF float tanh(float x) {
+  const float a = std::fabs(x), z = x * x;
+  float p = -0.006104872096f;
+  p = p * z + 0.02100434713f;
+  p = p * z - 0.05385300890f;
+  p = p * z + 0.1333279312f;
+  p = p * z - 0.3333332837f;
+  const float small = std::copysign(x + x * z * p, x);  // tanh(-0) is -0
+  const float big = std::copysign(1.0f - 2.0f / (exp(a + a) + 1.0f), x);
+  return a < 0.625f ? small : big;  // NaN takes `big`, which is NaN
+}
+
+EMBER_VF float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+// x sigmoid(x); at -inf -0 (PyTorch's), where the quotient would be NaN.
+EMBER_VF float silu(float x) { return x == -INFINITY ? -0.0f : x / (1.0f + exp(-x)); }
+
+constexpr float kErfSmall = 0.921875f;  // where erf's two forms meet
+
+// exp(-s x^2) for s = 1 or 1/2: s x^2 = h + l exactly (l by a fused multiply-add), then
+// exp(-h) (1 - l). exp of s x^2 rounded would be off by x^2 ulps, and erfc's tail is used
+// up to x^2 ~ 100.
+EMBER_VF float exp_neg_sq(float x, float s) {
+  const float sx = s * x;  // exact: s is a power of two
+  const float h = sx * x;
+  const float l = std::fma(sx, x, -h);
+  return exp(-h) * (1.0f - l);
+}
+
+// erfc(a) for a >= kErfSmall, given e = exp(-a^2): e Q(t), t = 1 / (1 + a/2).
+EMBER_VF float erfc_large(float a, float e) {
+  const float t = 1.0f / (1.0f + 0.5f * a);
+  float q = 0.1194400191f;
+  q = q * t - 0.4715690916f;
+  q = q * t + 0.5638850656f;
+  q = q * t - 0.1041644785f;
+  q = q * t + 0.3480910813f;
+  q = q * t + 0.2596001122f;
+  q = q * t + 0.2849268844f;
+  q = q * t - 0.0001551656509f;
+  return e * q;
+}
+
+// erf(a) / a for a < kErfSmall: P(a^2).
+EMBER_VF float erf_small_ratio(float a) {
+  const float z = a * a;
+  float p = -0.0005990993507f;
+  p = p * z + 0.004993213106f;
+  p = p * z - 0.02676664437f;
+  p = p * z + 0.1128181722f;
+  p = p * z - 0.3761249385f;
+  p = p * z + 1.128379150f;
+  return p;
+}
+
+EMBER_VF float erf(float x) {
+  const float a = std::fabs(x);
+  float r = a < kErfSmall ? a * erf_small_ratio(a) : 1.0f - erfc_large(a, exp_neg_sq(a, 1.0f));
+  r = a > 4.0f ? 1.0f : r;     // erfc(4) < half an ulp of 1 (and inf - inf is NaN)
+  return std::copysign(r, x);  // NaN stays NaN
+}
+
+// gelu, the exact form: x/2 (1 + erf(x / sqrt 2)); for negative x, 1 + erf(u) is erfc(-u),
+// computed as such (no cancellation), so that the far tail keeps its relative accuracy.
+// At -inf -0 (PyTorch's).
+EMBER_VF float gelu(float x) {
+  const float u = x * 0.7071067811865476f, a = std::fabs(u);
+  float e = erfc_large(a, exp_neg_sq(x, 0.5f));
+  e = a > 10.5f ? 0.0f : e;  // below the smallest float (and inf - inf is NaN)
+  const float s = a < kErfSmall ? 1.0f + u * erf_small_ratio(a) : (u > 0.0f ? 2.0f - e : e);
+  return x == -INFINITY ? -0.0f : 0.5f * x * s;
+}
+
+// gelu's tanh approximation, PyTorch's formula: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+EMBER_VF float gelu_tanh(float x) {
+  const float t = tanh(0.7978845608028654f * (x + 0.044715f * x * x * x));
+  return x == -INFINITY ? -0.0f : 0.5f * x * (1.0f + t);
+}
+
+#undef EMBER_VF
+
+}  // namespace ember::cpu::vf
