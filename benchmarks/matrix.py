@@ -35,7 +35,7 @@ class Row:
     layout: str
     dtype: str
     inputs: dict  # name -> (shape, kind): kind "normal", "mask", "ids:<high>",
-    # "perm:<n>" (each row along the last dim a permutation of range(n))
+    # "perm:<n>" (each row along the last dim a permutation of range(n)), "positive"
     stmts: dict  # library -> statement ("*" for any library not named); None: not there
     moved: float  # bytes read + written per call, in elements of `dtype` (0: not memory-bound)
     exact: bool = False  # integer results: compared exactly
@@ -80,6 +80,16 @@ def rows(n: int) -> list[Row]:
         add("exp", "1-D", dt, {"a": ((nn,), "normal")}, {"*": "a.exp()", "numpy": "np.exp(a)"}, 2 * nn)
     add("exp", "transposed", f32, {"a": (sq, "normal")}, {"*": "a.T.exp()", "numpy": "np.exp(a.T)"},
         2 * nn)  # fmt: skip
+    # the transcendental class: each a separate kernel (or polynomial) on every backend
+    add("log", "1-D", f32, {"a": ((nn,), "positive")}, {"*": "a.log()", "numpy": "np.log(a)"}, 2 * nn)
+    for op in ("tanh", "sin"):
+        add(op, "1-D", f32, {"a": ((nn,), "normal")}, {"*": f"a.{op}()", "numpy": f"np.{op}(a)"},
+            2 * nn)  # fmt: skip
+    for op in ("sigmoid", "erf"):
+        add(op, "1-D", f32, {"a": ((nn,), "normal")}, {"*": f"a.{op}()", "numpy": None}, 2 * nn)
+    for dt in (f32, bf16):
+        add("gelu", "1-D", dt, {"a": ((nn,), "normal")},
+            {"ember": "ember.gelu(a)", "torch": "torch.nn.functional.gelu(a)", "numpy": None}, 2 * nn)  # fmt: skip
     add("where", "1-D", f32, {"a": ((nn,), "normal"), "b": ((nn,), "normal")},
         {"ember": "ember.where(a > 0, a, b)", "torch": "torch.where(a > 0, a, b)",
          "numpy": "np.where(a > 0, a, b)"}, 3.25 * nn)  # fmt: skip
@@ -259,6 +269,8 @@ def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
         elif kind.startswith("perm:"):
             rows = np.broadcast_to(np.arange(int(kind[5:]), dtype=np.int64), shape)
             arrays[name] = rng.permuted(rows, axis=-1)
+        elif kind == "positive":
+            arrays[name] = (rng.random(shape) * 100 + 1e-3).astype(np.float32)
         elif row.dtype == "int64":
             arrays[name] = rng.integers(-1000, 1000, shape).astype(np.int64)
         else:

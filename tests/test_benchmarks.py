@@ -559,3 +559,30 @@ def test_matrix_prints_every_row_with_its_ratio(capsys):
     assert len(lines) == len(names) and all(line.startswith(n) for line, n in zip(lines, names))
     assert not any("missing" in line for line in lines)  # every row has an ember form
     assert "ember missing: none" in out
+
+
+def test_transformer_block_matches_torch_and_reports(capsys, device):
+    # a small block on every device: ember's output against torch's (where torch runs
+    # there), one line per library, torch's time over ember's on ember's line
+    torch = pytest.importorskip("torch")
+    from benchmarks import transformer_block
+
+    args = ["--device", device.kind, "--batch", "2", "--seq", "16", "--width", "32",
+            "--heads", "4", "--steps", "1", "--repeats", "1"]  # fmt: skip
+    assert transformer_block.main(args) == 0
+    out = capsys.readouterr().out
+    assert "transformer block forward" in out and "MISMATCH" not in out
+    ember_line = next(line for line in out.splitlines() if line.startswith("ember"))
+    has_torch = device.kind == "cpu" or (device.kind == "cuda" and torch.cuda.is_available())
+    assert ember_line.rstrip().endswith("x") == has_torch
+
+
+def test_transformer_block_layer_norm_is_pytorchs(rng):
+    torch = pytest.importorskip("torch")
+    from benchmarks import transformer_block
+
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    w, b = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    got = transformer_block.layer_norm(ember, ember.tensor(x), ember.tensor(w), ember.tensor(b))
+    want = torch.nn.functional.layer_norm(torch.tensor(x), (8,), torch.tensor(w), torch.tensor(b))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
