@@ -92,14 +92,9 @@ struct BitwiseNot {  // integers only: core computes ~ of bool as t == 0
     }                                  \
   };
 EMBER_CPU_FLOAT_OP(Exp, std::exp(x))
-EMBER_CPU_FLOAT_OP(Expm1, std::expm1(x))
-EMBER_CPU_FLOAT_OP(Log1p, std::log1p(x))
 EMBER_CPU_FLOAT_OP(Sqrt, std::sqrt(x))
 EMBER_CPU_FLOAT_OP(Rsqrt, C(1) / std::sqrt(x))
 EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
-EMBER_CPU_FLOAT_OP(Sin, std::sin(x))
-EMBER_CPU_FLOAT_OP(Cos, std::cos(x))
-EMBER_CPU_FLOAT_OP(Tan, std::tan(x))
 // float32 through vec_fn.h (vectorised runs), float64 through libm. -inf * 0 would be
 // NaN: at -inf gelu and silu tend to -0 (PyTorch's result).
 #define EMBER_CPU_VF_OP(Name, vf_fn, expr) \
@@ -113,6 +108,8 @@ EMBER_CPU_FLOAT_OP(Tan, std::tan(x))
     }                                      \
   };
 EMBER_CPU_VF_OP(Log, log, std::log(x))
+EMBER_CPU_VF_OP(Expm1, expm1, std::expm1(x))
+EMBER_CPU_VF_OP(Log1p, log1p, std::log1p(x))
 EMBER_CPU_VF_OP(Tanh, tanh, std::tanh(x))
 EMBER_CPU_VF_OP(Erf, erf, std::erf(x))
 // the exact (erf) form, as PyTorch's default
@@ -127,6 +124,49 @@ EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
 EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_VF_OP
+
+// sin, cos and tan: vec_fn.h's reduction holds for |x| <= kTrigMax; a chunk with a
+// larger value (or inf or NaN) goes to libm whole (`large`).
+#define EMBER_CPU_TRIG_OP(Name, fn)   \
+  struct Name {                       \
+    template <typename C>             \
+    C operator()(C x) const {         \
+      if constexpr (std::is_same_v<C, float>) \
+        return vf::fn(x);             \
+      else                            \
+        return std::fn(x);            \
+    }                                 \
+    static float large(float x) { return std::fn(x); } \
+  };
+EMBER_CPU_TRIG_OP(Sin, sin)
+EMBER_CPU_TRIG_OP(Cos, cos)
+EMBER_CPU_TRIG_OP(Tan, tan)
+#undef EMBER_CPU_TRIG_OP
+
+template <typename Op, typename = void>
+struct has_large : std::false_type {};
+template <typename Op>
+struct has_large<Op, std::void_t<decltype(Op::large(0.0f))>> : std::true_type {};
+
+// Whether any of x[0..m) is outside [-kTrigMax, kTrigMax] (NaN included): a reduction the
+// compiler vectorises.
+bool beyond_trig(const float* x, int64_t m) {
+  int any = 0;
+  for (int64_t j = 0; j < m; ++j) any |= !(std::fabs(x[j]) <= vf::kTrigMax);
+  return any != 0;
+}
+
+// r = Op(x) over m floats, in place allowed, large arguments through libm.
+template <typename Op>
+void float_chunk(const float* x, float* r, int64_t m) {
+  if constexpr (has_large<Op>::value) {
+    if (beyond_trig(x, m)) {
+      for (int64_t j = 0; j < m; ++j) r[j] = Op::large(x[j]);
+      return;
+    }
+  }
+  each1(Op(), x, r, m);
+}
 #undef EMBER_CPU_FLOAT_OP
 
 // exp of float runs goes to the vectorised kernel: dense runs directly, strided ones
@@ -149,12 +189,16 @@ void exp_float(const float* in, const Layout& src, float* out, const Layout& dst
 template <typename Op>
 void float_runs(const float* in, const Layout& src, float* out, const Layout& dst) {
   walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    if (st[0] == 1 && st[1] == 1) return each1(Op(), in + off[0], out + off[1], n);
+    if (st[0] == 1 && st[1] == 1) {
+      for (int64_t i = 0; i < n; i += kChunk)
+        float_chunk<Op>(in + off[0] + i, out + off[1] + i, std::min(kChunk, n - i));
+      return;
+    }
     float x[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {
       const int64_t m = std::min(kChunk, n - i);
       load_chunk(in + off[0] + i * st[0], st[0], x, m);
-      each1(Op(), x, x, m);
+      float_chunk<Op>(x, x, m);
       store_chunk(x, out + off[1] + i * st[1], st[1], m);
     }
   });
@@ -175,7 +219,7 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
       if constexpr (std::is_same_v<Op, Exp>)
         exp_f32(x, r, m);
       else
-        each1(Op(), x, r, m);
+        float_chunk<Op>(x, r, m);
     });
   } else if constexpr (cls == OpClass::Predicate) {
     map1(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,

@@ -164,6 +164,81 @@ EMBER_VF float gelu_tanh(float x) {
   return x == -INFINITY ? -0.0f : 0.5f * x * (1.0f + t);
 }
 
+// expm1: |x| < 1/2: x + x^2/2 + x^3 P(x); else exp(x) - 1 (within 3 ulp there).
+EMBER_VF float expm1(float x) {
+  float p = 2.484843455e-05f;
+  p = p * x + 0.0001994156204f;
+  p = p * x + 0.00138889656f;
+  p = p * x + 0.008333246314f;
+  p = p * x + 0.04166666576f;
+  p = p * x + 0.1666666674f;
+  const float z = x * x;
+  const float small = std::copysign(x + (0.5f * z + z * x * p), x);  // expm1(-0) is -0
+  return std::fabs(x) < 0.5f ? small : exp(x) - 1.0f;  // NaN takes the second: NaN
+}
+
+// log1p(x) = log(u) x / (u - 1), u = 1 + x rounded (Goldberg's correction of u's
+// rounding); x itself where u rounds to 1.
+EMBER_VF float log1p(float x) {
+  const float u = 1.0f + x;
+  float y = log(u) * (x / (u - 1.0f));
+  y = u == 1.0f ? x : y;
+  y = x == INFINITY ? INFINITY : y;  // inf / inf
+  return x == -1.0f ? -INFINITY : y;
+}
+
+// sin and cos: x = n pi/2 + r (pi/2 in three parts, exact products for |n| < 2^16),
+// |r| <= pi/4, then r + r^3 S(r^2) and 1 - r^2/2 + r^4 C(r^2); the quadrant n mod 4 picks
+// and signs them. Past kTrigMax the reduction loses bits (near a zero of the result,
+// where the error is measured in its own ulps): those chunks go to libm (float_runs),
+// so the lanes' results there are never used.
+constexpr float kTrigMax = 2048.0f;
+
+struct Quadrant {
+  float s, c;  // sin r, cos r
+  uint32_t q;  // n mod 4
+};
+
+EMBER_VF Quadrant quadrant(float x) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds to an integer
+  const float t = x * 0.636619772367581343f + kMagic;
+  const float n = t - kMagic;
+  float r = x - n * 1.5703125f;
+  r = r - n * 4.837512969970703125e-4f;
+  r = r - n * 7.54978995489188216e-8f;
+  const float z = r * r;
+  float sp = 2.724945418e-06f;
+  sp = sp * z - 0.0001984008243f;
+  sp = sp * z + 0.008333331865f;
+  sp = sp * z - 0.1666666666f;
+  float cp = -2.730072126e-07f;
+  cp = cp * z + 2.480059823e-05f;
+  cp = cp * z - 0.001388888767f;
+  cp = cp * z + 0.04166666666f;
+  Quadrant out;
+  out.s = std::copysign(r + r * z * sp, r);  // sin(-0) is -0
+  out.c = 1.0f - 0.5f * z + z * z * cp;
+  out.q = (to_bits(t) - to_bits(kMagic)) & 3u;
+  return out;
+}
+
+EMBER_VF float negate_if(float v, uint32_t neg) { return from_bits(to_bits(v) ^ (neg << 31)); }
+
+EMBER_VF float sin(float x) {
+  const Quadrant k = quadrant(x);
+  return negate_if(k.q & 1u ? k.c : k.s, (k.q >> 1) & 1u);
+}
+
+EMBER_VF float cos(float x) {
+  const Quadrant k = quadrant(x);
+  return negate_if(k.q & 1u ? k.s : k.c, ((k.q + 1u) >> 1) & 1u);
+}
+
+EMBER_VF float tan(float x) {
+  const Quadrant k = quadrant(x);
+  return k.q & 1u ? -k.c / k.s : k.s / k.c;
+}
+
 #undef EMBER_VF
 
 }  // namespace ember::cpu::vf
