@@ -110,10 +110,10 @@ EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
 EMBER_CPU_VF_OP(Log, log, std::log(x))
 EMBER_CPU_VF_OP(Expm1, expm1, std::expm1(x))
 EMBER_CPU_VF_OP(Log1p, log1p, std::log1p(x))
-EMBER_CPU_VF_OP(Tanh, tanh, std::tanh(x))
+EMBER_CPU_VF_OP(Tanh0, tanh, std::tanh(x))
 EMBER_CPU_VF_OP(Erf, erf, std::erf(x))
 // the exact (erf) form, as PyTorch's default
-EMBER_CPU_VF_OP(Gelu, gelu,
+EMBER_CPU_VF_OP(Gelu0, gelu,
                 x == -INFINITY ? C(-0.0) : C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476))))
 // gelu's tanh approximation, PyTorch's formula: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
@@ -124,6 +124,13 @@ EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
 EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_VF_OP
+// gelu and tanh runs of float32 take vec_math's kernels (16 lanes on AVX-512)
+struct Tanh : Tanh0 {
+  static void run(const float* x, float* r, int64_t m) { tanh_f32(x, r, m); }
+};
+struct Gelu : Gelu0 {
+  static void run(const float* x, float* r, int64_t m) { gelu_f32(x, r, m); }
+};
 
 // sin, cos and tan: vec_fn.h's reduction holds for |x| <= kTrigMax; a chunk with a
 // larger value (or inf or NaN) goes to libm whole (`large`).
@@ -144,6 +151,11 @@ EMBER_CPU_TRIG_OP(Tan, tan)
 #undef EMBER_CPU_TRIG_OP
 
 template <typename Op, typename = void>
+struct has_run : std::false_type {};
+template <typename Op>
+struct has_run<Op, std::void_t<decltype(&Op::run)>> : std::true_type {};
+
+template <typename Op, typename = void>
 struct has_large : std::false_type {};
 template <typename Op>
 struct has_large<Op, std::void_t<decltype(Op::large(0.0f))>> : std::true_type {};
@@ -159,6 +171,7 @@ bool beyond_trig(const float* x, int64_t m) {
 // r = Op(x) over m floats, in place allowed, large arguments through libm.
 template <typename Op>
 void float_chunk(const float* x, float* r, int64_t m) {
+  if constexpr (has_run<Op>::value) return Op::run(x, r, m);
   if constexpr (has_large<Op>::value) {
     if (beyond_trig(x, m)) {
       for (int64_t j = 0; j < m; ++j) r[j] = Op::large(x[j]);

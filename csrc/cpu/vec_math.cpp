@@ -69,6 +69,88 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline void exp16_run(const float* x
     _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s)));
   }
 }
+
+// 1 / d to within an ulp or two: the 14-bit estimate and one Newton step (vdivps takes
+// most of a kernel's time on some CPUs). d is finite and >= 1 where it is used.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 recip16(__m512 d) {
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r);
+}
+
+// vf::tanh on 16 lanes: |x| < 0.625 the odd polynomial, else 1 - 2 / (exp(2|x|) + 1),
+// the sign put back by a bitwise or.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 tanh16(__m512 x) {
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  const __m512 a = _mm512_andnot_ps(sign, x), s = _mm512_and_ps(sign, x);
+  const __m512 z = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-0.006104872096f);
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.02100434713f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.05385300890f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.1333279312f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.3333332837f));
+  const __m512 small = _mm512_or_ps(s, _mm512_fmadd_ps(_mm512_mul_ps(x, z), p, x));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 e = exp16(_mm512_add_ps(a, a));
+  // 1 - 2 / (e + 1); e = inf (|x| past 44) gives rcp14 0 and a NaN Newton step: 1 there
+  const __m512 inv = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(40.0f), _CMP_NGE_UQ),
+                                          _mm512_setzero_ps(), recip16(_mm512_add_ps(e, one)));
+  const __m512 big = _mm512_or_ps(s, _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), inv, one));
+  // NaN takes `big` (NaN), as vf::tanh
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.625f), _CMP_LT_OQ), big,
+                              small);
+}
+
+// vf::gelu on 16 lanes.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+  const __m512 u = _mm512_mul_ps(x, _mm512_set1_ps(0.7071067811865476f));
+  const __m512 a = _mm512_andnot_ps(sign, u);
+  // exp(-x^2 / 2) from x^2 / 2 = h + l exactly
+  const __m512 hx = _mm512_mul_ps(x, _mm512_set1_ps(0.5f));
+  const __m512 h = _mm512_mul_ps(hx, x);
+  const __m512 l = _mm512_fmsub_ps(hx, x, h);
+  const __m512 ex = _mm512_mul_ps(exp16(_mm512_sub_ps(_mm512_setzero_ps(), h)), _mm512_sub_ps(one, l));
+  // erfc(a) = exp(-a^2) Q(1 / (1 + a/2)) for a >= kErfSmall, 0 past 10.5
+  const __m512 t = recip16(_mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), one));  // inf: NaN, unused
+  __m512 q = _mm512_set1_ps(0.1194400191f);
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.4715690916f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.5638850656f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.1041644785f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.3480910813f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2596001122f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2849268844f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.0001551656509f));
+  const __m512 e = _mm512_maskz_mul_ps(
+      _mm512_cmp_ps_mask(a, _mm512_set1_ps(10.5f), _CMP_NGT_UQ), ex, q);  // NaN kept
+  // 1 + erf(u): the polynomial below kErfSmall, else 2 - erfc(a) (u > 0) or erfc(a)
+  const __m512 z = _mm512_mul_ps(a, a);
+  __m512 p = _mm512_set1_ps(-0.0005990993507f);
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.004993213106f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.02676664437f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.1128181722f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.3761249385f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.128379150f));
+  const __m512 small = _mm512_fmadd_ps(u, p, one);
+  const __m512 tail = _mm512_mask_blend_ps(
+      _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_GT_OQ), e, _mm512_sub_ps(_mm512_set1_ps(2.0f), e));
+  const __m512 s = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.921875f), _CMP_LT_OQ),
+                                        tail, small);
+  const __m512 y = _mm512_mul_ps(hx, s);  // x/2 (1 + erf(u))
+  // at -inf -0 (PyTorch's), where inf * 0 would be NaN
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), y,
+                              _mm512_set1_ps(-0.0f));
+}
+
+template <typename F>
+EMBER_CPU_V4 __attribute__((always_inline)) inline void run16(const float* x, float* y, int64_t n,
+                                                              F f) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
 #endif
 
 constexpr int kLanes = 32;        // 4 AVX registers: independent chains hide the add latency
@@ -131,6 +213,40 @@ __attribute__((always_inline)) inline float block_sum(const float* x, int64_t m)
 }
 
 }  // namespace
+
+namespace {
+
+EMBER_TARGET_CLONES void gelu_f32_clones(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vf::gelu(x[i]);
+}
+EMBER_TARGET_CLONES void tanh_f32_clones(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = vf::tanh(x[i]);
+}
+
+#ifdef EMBER_EXP16
+EMBER_CPU_V4 void gelu_f32_v4(const float* x, float* y, int64_t n) {
+  run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return gelu16(v); });
+}
+EMBER_CPU_V4 void tanh_f32_v4(const float* x, float* y, int64_t n) {
+  run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return tanh16(v); });
+}
+#endif
+
+}  // namespace
+
+void gelu_f32(const float* x, float* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return gelu_f32_v4(x, y, n);
+#endif
+  gelu_f32_clones(x, y, n);
+}
+
+void tanh_f32(const float* x, float* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return tanh_f32_v4(x, y, n);
+#endif
+  tanh_f32_clones(x, y, n);
+}
 
 namespace {
 

@@ -8,6 +8,11 @@ namespace ember::cpu {
 // exp over a dense run, within 2 ulp of libm; NaN, +-inf and overflow as libm.
 void exp_f32(const float* x, float* y, int64_t n);
 
+// gelu (exact form) and tanh over a dense run (y may be x), as vec_fn.h's vf::gelu and
+// vf::tanh; AVX-512 CPUs take 16-lane kernels with exp16's vscalefps.
+void gelu_f32(const float* x, float* y, int64_t n);
+void tanh_f32(const float* x, float* y, int64_t n);
+
 // The sum of a dense run: blocks of 1024 summed in 32 float lanes (each lane adds 32
 // values, the lanes then pairwise), block totals in double. The error is that of a
 // 37-term float sum however long the run, below numpy's pairwise sum. Runs of 64 Ki
