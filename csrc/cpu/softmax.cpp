@@ -17,13 +17,9 @@ void softmax_row_f32(const float* x, int64_t stride, int64_t n, bool log, float*
     for (int64_t i = 0; i < n; ++i) y[i] = x[i * stride];
     x = y;
   }
+  if (!log) return softmax_dense_f32(x, y, n);
   float mx = max_f32(x, n);
   if (std::isinf(mx) && mx < 0) mx = 0;  // all -inf: keep exp() finite
-  if (!log) {
-    const double sum = exp_shift_sum_f32(x, mx, y, n);
-    scale_f32(y, float(1.0 / sum), y, n);
-    return;
-  }
   // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
   thread_local std::vector<float> scratch;
   if (scratch.size() < size_t(n)) scratch.resize(size_t(n));
@@ -69,6 +65,7 @@ void CpuStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const
     if constexpr (is_float_v<T>) {
       const int64_t nd = src.ndim(), n = src.dim(nd - 1), stride = src.strides().back();
       const int64_t rows = n == 0 ? 0 : src.numel() / n;
+      const bool dense = src.is_contiguous();
       const T* in = ptr<T>();
       T* out = as_cpu(dst).ptr<T>();
       // Rows are independent: split them across cores, each row's offset from its number.
@@ -76,9 +73,12 @@ void CpuStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const
       parallel_for(rows, std::max<int64_t>(1, kParallelGrain / 8 / std::max<int64_t>(n, 1)),
                    [&](int64_t lo, int64_t hi) {
                      for (int64_t r = lo; r < hi; ++r) {
-                       int64_t off = src.offset();
-                       for (int64_t d = nd - 1, q = r; d-- > 0; q /= src.dim(d))
-                         off += (q % src.dim(d)) * src.strides()[size_t(d)];
+                       int64_t off = src.offset() + r * n;  // contiguous: no divisions
+                       if (!dense) {
+                         off = src.offset();
+                         for (int64_t d = nd - 1, q = r; d-- > 0; q /= src.dim(d))
+                           off += (q % src.dim(d)) * src.strides()[size_t(d)];
+                       }
                        softmax_row(in + off, stride, n, log, out + r * n);
                      }
                    });

@@ -141,6 +141,51 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
                               _mm512_set1_ps(-0.0f));
 }
 
+// softmax of a row in three passes over it (it stays in L1 for the short rows this is
+// for): max, exp(x - max) stored and summed (32 float lanes per block of 1024, blocks in
+// double), scale.
+EMBER_CPU_V4 void softmax_row_v4(const float* x, float* y, int64_t n) {
+  __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {  // max(v, acc): a NaN v leaves acc (NaN ignored)
+    m0 = _mm512_max_ps(_mm512_loadu_ps(x + i), m0);
+    m1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), m1);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+    m0 = _mm512_mask_max_ps(m0, k, _mm512_maskz_loadu_ps(k, x + i), m0);
+  }
+  float mx = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+  if (mx == -INFINITY) mx = 0;  // all -inf (or NaN): keep exp() finite
+  const __m512 shift = _mm512_set1_ps(mx);
+  double total = 0;
+  for (int64_t b = 0; b < n; b += 1024) {  // kBlock's blocks
+    const int64_t end = std::min<int64_t>(n, b + 1024);
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+    int64_t j = b;
+    for (; j + 32 <= end; j += 32) {
+      const __m512 e0 = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), shift));
+      const __m512 e1 = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), shift));
+      _mm512_storeu_ps(y + j, e0);
+      _mm512_storeu_ps(y + j + 16, e1);
+      s0 = _mm512_add_ps(s0, e0);
+      s1 = _mm512_add_ps(s1, e1);
+    }
+    for (; j < end; j += 16) {
+      const __mmask16 k = end - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (end - j)) - 1);
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), shift));
+      _mm512_mask_storeu_ps(y + j, k, e);
+      s0 = _mm512_add_ps(s0, _mm512_maskz_mov_ps(k, e));
+    }
+    total += double(_mm512_reduce_add_ps(_mm512_add_ps(s0, s1)));
+  }
+  const __m512 inv = _mm512_set1_ps(float(1.0 / total));
+  for (i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), inv));
+  }
+}
+
 template <typename F>
 EMBER_CPU_V4 __attribute__((always_inline)) inline void run16(const float* x, float* y, int64_t n,
                                                               F f) {
@@ -233,6 +278,16 @@ EMBER_CPU_V4 void tanh_f32_v4(const float* x, float* y, int64_t n) {
 #endif
 
 }  // namespace
+
+void softmax_dense_f32(const float* x, float* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return softmax_row_v4(x, y, n);
+#endif
+  float mx = max_f32(x, n);
+  if (mx == -INFINITY) mx = 0;  // all -inf: keep exp() finite
+  const double sum = exp_shift_sum_f32(x, mx, y, n);
+  scale_f32(y, float(1.0 / sum), y, n);
+}
 
 void gelu_f32(const float* x, float* y, int64_t n) {
 #ifdef EMBER_EXP16

@@ -31,6 +31,11 @@ float extreme_f32(const float* x, int64_t n);
 // summed as sum_f32 sums them (one stream: y is still in cache).
 double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n);
 
+// softmax of one dense row into y (y may be x): exp(x - max) / sum, the max ignoring NaN
+// (a NaN then makes the row NaN through its sum), 0 for an all -inf row's max. Sums in
+// float lanes per block of 1024, blocks in double, as exp_shift_sum_f32.
+void softmax_dense_f32(const float* x, float* y, int64_t n);
+
 // y = x * s over a dense run (y may be x).
 void scale_f32(const float* x, float s, float* y, int64_t n);
 
