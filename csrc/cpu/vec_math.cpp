@@ -259,26 +259,6 @@ __attribute__((always_inline)) inline float block_sum(const float* x, int64_t m)
 
 }  // namespace
 
-namespace {
-
-EMBER_TARGET_CLONES void gelu_f32_clones(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = vf::gelu(x[i]);
-}
-EMBER_TARGET_CLONES void tanh_f32_clones(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = vf::tanh(x[i]);
-}
-
-#ifdef EMBER_EXP16
-EMBER_CPU_V4 void gelu_f32_v4(const float* x, float* y, int64_t n) {
-  run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return gelu16(v); });
-}
-EMBER_CPU_V4 void tanh_f32_v4(const float* x, float* y, int64_t n) {
-  run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return tanh16(v); });
-}
-#endif
-
-}  // namespace
-
 void softmax_dense_f32(const float* x, float* y, int64_t n) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return softmax_row_v4(x, y, n);
@@ -289,38 +269,37 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
   scale_f32(y, float(1.0 / sum), y, n);
 }
 
-void gelu_f32(const float* x, float* y, int64_t n) {
+// name(x, y, n): y = fn(x) over a dense run, the AVX-512 kernel k16 on CPUs that have it,
+// else vf::fn's loop built per ISA level (target clones).
 #ifdef EMBER_EXP16
-  if (cpu_level() == 2) return gelu_f32_v4(x, y, n);
+#define EMBER_V4_RUN(name, k16)                                     \
+  EMBER_CPU_V4 void name##_v4(const float* x, float* y, int64_t n) { \
+    run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });   \
+  }
+#define EMBER_V4_PICK(name) \
+  if (cpu_level() == 2) return name##_v4(x, y, n);
+#else
+#define EMBER_V4_RUN(name, k16)
+#define EMBER_V4_PICK(name)
 #endif
-  gelu_f32_clones(x, y, n);
-}
+#define EMBER_RUN_F32(name, fn, k16)                                            \
+  namespace {                                                                   \
+  EMBER_TARGET_CLONES void name##_clones(const float* x, float* y, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) y[i] = vf::fn(x[i]);                        \
+  }                                                                             \
+  EMBER_V4_RUN(name, k16)                                                       \
+  }                                                                             \
+  void name(const float* x, float* y, int64_t n) {                              \
+    EMBER_V4_PICK(name)                                                         \
+    name##_clones(x, y, n);                                                     \
+  }
 
-void tanh_f32(const float* x, float* y, int64_t n) {
-#ifdef EMBER_EXP16
-  if (cpu_level() == 2) return tanh_f32_v4(x, y, n);
-#endif
-  tanh_f32_clones(x, y, n);
-}
-
-namespace {
-
-EMBER_TARGET_CLONES void exp_f32_clones(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = vf::exp(x[i]);
-}
-
-#ifdef EMBER_EXP16
-EMBER_CPU_V4 void exp_f32_v4(const float* x, float* y, int64_t n) { exp16_run(x, 0.0f, y, n); }
-#endif
-
-}  // namespace
-
-void exp_f32(const float* x, float* y, int64_t n) {
-#ifdef EMBER_EXP16
-  if (cpu_level() == 2) return exp_f32_v4(x, y, n);
-#endif
-  exp_f32_clones(x, y, n);
-}
+EMBER_RUN_F32(exp_f32, exp, exp16)
+EMBER_RUN_F32(gelu_f32, gelu, gelu16)
+EMBER_RUN_F32(tanh_f32, tanh, tanh16)
+#undef EMBER_RUN_F32
+#undef EMBER_V4_RUN
+#undef EMBER_V4_PICK
 
 EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   // Whole blocks of four quarters of the run side by side (see full_block_sums), then the rest.
