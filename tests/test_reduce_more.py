@@ -265,3 +265,15 @@ def test_result_dtypes(device, op):
         if integral:
             want = "int64" if op == "prod" else "float32"
         assert getattr(t, op)(1).dtype == getattr(ember, want), (op, name)
+
+
+@pytest.mark.parametrize("dim", [None, 1, 0], ids=str)
+def test_norm_of_long_runs(device, dim, rng):
+    # runs past the CPU's 1024-value blocks and 512-value half chunks (its one-pass sum of
+    # squares), rows and columns, every float dtype
+    for name in FLOAT_DTYPES:
+        if not require_dtype(device, name):
+            continue
+        for layout in ("contiguous", "transposed"):
+            t, x = make_view(rng, (5, 3001), name, device, layout)
+            check_close(t.norm(2, dim), np_norm(x, 2, dim, False), name, device=device)

@@ -213,6 +213,13 @@ class BackendStorage {
   // indices into the flattened reduced dims, the first one on ties.
   virtual void reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
                       BackendStorage& dst) const = 0;
+  // The sum of x * x over the last `reduced_dims` dims of a float src into contiguous dst
+  // of src's dtype, as reduce's Sum: norm(p=2) in one pass. false where the backend has no
+  // such kernel (core then squares and sums).
+  virtual bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                                  BackendStorage& dst) const {
+    return false;
+  }
   // (log-)softmax over the last dim of src into contiguous dst of the same shape.
   virtual void softmax(const Layout& src, bool log, BackendStorage& dst) const = 0;
   // Inclusive cumsum / cumprod along the last dim of src into contiguous dst of the same

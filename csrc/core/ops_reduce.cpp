@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 
 #include "tensor.h"
 #include "derivatives.h"
@@ -18,35 +19,45 @@ std::vector<bool> reduced_mask(const char* op, const Tensor& t, const Dims& dims
   return mask;
 }
 
-// Reduces the dims in `mask` with the backend, which wants them last.
-Tensor reduce_masked(ReduceOp op, const Tensor& t, const std::vector<bool>& mask, bool keepdim,
-                     DType out_dtype) {
-  const char* name = reduce_name(op);
-  Dims order;
-  Shape kept, keep_shape;
+// A reduction's view for the backends, which want the reduced dims last.
+struct Reduction {
+  Dims order;             // kept dims, then reduced ones
+  Shape kept, keep_shape;  // the result's shape without and with keepdim
   int64_t reduced_count = 1, n_reduced = 0;
+};
+
+Reduction plan_reduction(const Tensor& t, const std::vector<bool>& mask) {
+  Reduction r;
   for (int64_t d = 0; d < t.ndim(); ++d)
     if (!mask[size_t(d)]) {
-      order.push_back(d);
-      kept.push_back(t.shape()[size_t(d)]);
+      r.order.push_back(d);
+      r.kept.push_back(t.shape()[size_t(d)]);
     }
   for (int64_t d = 0; d < t.ndim(); ++d)
     if (mask[size_t(d)]) {
-      order.push_back(d);
-      reduced_count *= t.shape()[size_t(d)];
-      ++n_reduced;
+      r.order.push_back(d);
+      r.reduced_count *= t.shape()[size_t(d)];
+      ++r.n_reduced;
     }
   for (int64_t d = 0; d < t.ndim(); ++d)
-    keep_shape.push_back(mask[size_t(d)] ? 1 : t.shape()[size_t(d)]);
-  if (op != ReduceOp::Sum && reduced_count == 0 && shape_numel(kept) > 0)
+    r.keep_shape.push_back(mask[size_t(d)] ? 1 : t.shape()[size_t(d)]);
+  return r;
+}
+
+// Reduces the dims in `mask` with the backend.
+Tensor reduce_masked(ReduceOp op, const Tensor& t, const std::vector<bool>& mask, bool keepdim,
+                     DType out_dtype) {
+  const char* name = reduce_name(op);
+  const Reduction r = plan_reduction(t, mask);
+  if (op != ReduceOp::Sum && r.reduced_count == 0 && shape_numel(r.kept) > 0)
     throw_invalid(name, "cannot reduce a zero-size dim (shape " + shape_str(t.shape()) +
                             "): there is no identity for " + name);
-  Tensor dst = empty(kept, out_dtype, t.device(), name);
+  Tensor dst = empty(r.kept, out_dtype, t.device(), name);
   {
     StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
-    t.storage()->impl().reduce(op, t.layout().permute(order), n_reduced, dst.storage()->impl());
+    t.storage()->impl().reduce(op, t.layout().permute(r.order), r.n_reduced, dst.storage()->impl());
   }
-  return keepdim ? dst.view_as(Layout(keep_shape)) : dst;
+  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
 }
 
 }  // namespace
@@ -59,6 +70,19 @@ Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim) {
     throw_unsupported_dtype(name, t.dtype(), t.device(), "this backend has no kernels for it");
   DType out = (op == ReduceOp::Sum && !dtype_is_float(t.dtype())) ? DType::I64 : t.dtype();
   return reduce_masked(op, t, mask, keepdim, out);
+}
+
+std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim) {
+  const Reduction r = plan_reduction(t, reduced_mask("norm", t, dims));
+  Tensor dst = empty(r.kept, t.dtype(), t.device(), "norm");
+  bool done = false;
+  {
+    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
+    done = t.storage()->impl().reduce_sum_squares(t.layout().permute(r.order), r.n_reduced,
+                                                  dst.storage()->impl());
+  }
+  if (!done) return std::nullopt;
+  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
 }
 
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {

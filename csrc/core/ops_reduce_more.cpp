@@ -182,8 +182,11 @@ Tensor norm(const Tensor& t, double p, const Dims& dims, bool keepdim) {
     out = reduce(ReduceOp::Sum, nonzero, dims, keepdim);
   } else if (p == 1) {
     out = reduce(ReduceOp::Sum, a, dims, keepdim);
-  } else if (p == 2) {  // x * x needs no abs first: one pass fewer
-    out = unary(UnaryOp::Sqrt, reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, x), dims, keepdim));
+  } else if (p == 2) {  // x * x needs no abs first; one pass where the backend fuses them
+    std::optional<Tensor> s;
+    if (!autograd::wants_grad({&x})) s = sum_squares(x, dims, keepdim);
+    if (!s) s = reduce(ReduceOp::Sum, unary(UnaryOp::Sqr, x), dims, keepdim);
+    out = unary(UnaryOp::Sqrt, *s);
   } else {
     Tensor s = reduce(ReduceOp::Sum, binary(BinaryOp::Pow, a, scalar(p, a)), dims, keepdim);
     out = binary(BinaryOp::Pow, s, scalar(1.0 / p, s));

@@ -139,6 +139,9 @@ Tensor any_all(bool all, const Tensor& t, const Dims& dims, bool keepdim);
 
 // ---- reductions (ops_reduce.cpp); empty dims = all dims
 Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim);
+// The sum of t * t over dims in one pass, for norm(p=2) of a float tensor outside
+// autograd; nullopt where t's backend has no such kernel.
+std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim);
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);
 // argmax/argmin over one dim, or over the flattened tensor when dim is empty
 Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim);

@@ -65,6 +65,47 @@ struct SumAcc {
   void merge(const SumAcc& o) { total = wrap_add(total, o.total); }
 };
 
+// Sums of squares (norm's p = 2): SumAcc's chains and blocks, each value squared first.
+template <typename T>
+struct SumSqAcc {
+  using C = compute_t<T>;
+  double total = 0;
+  void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1) return add_dense(p, n);
+    } else if constexpr (is_half_v<T>) {
+      if (stride == 1 && n > kChunk) {
+        float buf[kChunk];
+        for (int64_t i = 0; i < n; i += kChunk) {
+          const int64_t m = std::min(kChunk, n - i);
+          load_chunk(p + i, 1, buf, m);
+          total += sumsq_f32(buf, m);
+        }
+        return;
+      }
+    }
+    double s[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (int k = 0; k < 4; ++k) s[k] += square(p[(i + k) * stride]);
+    for (; i < n; ++i) s[0] += square(p[i * stride]);
+    total += (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  void add_dense(const float* p, int64_t n) { total += sumsq_f32(p, n); }
+  void add_short(const T* p, int64_t n) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) s[k] += square(p[i + k]);
+    for (int k = 0; i < n; ++i, ++k) s[k] += square(p[i]);
+    total += ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+  }
+  void add_one(T v, int64_t) { total += square(v); }
+  void merge(const SumSqAcc& o) { total += o.total; }
+  // float squares in float (as the composed x * x rounds them), double for float64
+  static double square(T v) { return double(C(v) * C(v)); }
+};
+
 // Max/min and their arg versions: NaN wins (as numpy), the first index wins ties.
 template <typename T, bool kMax>
 struct ExtremeAcc {
@@ -304,6 +345,20 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
 }
 
 }  // namespace
+
+bool CpuStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                                    BackendStorage& dst) const {
+  bool done = false;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      run_reduce<T, SumSqAcc<T>>(ptr<T>(), src, reduced_dims, as_cpu(dst).ptr<T>(),
+                                 [](const SumSqAcc<T>& a, int64_t) { return T(a.total); });
+      done = true;
+    }
+  });
+  return done;
+}
 
 void CpuStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
                         BackendStorage& dst) const {

@@ -316,6 +316,22 @@ EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   return total;
 }
 
+EMBER_TARGET_CLONES double sumsq_f32(const float* x, int64_t n) {
+  double total = 0;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    float acc[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= m; j += kLanes)
+      for (int k = 0; k < kLanes; ++k) acc[k] += x[i + j + k] * x[i + j + k];
+    for (int k = 0; j < m; ++j, ++k) acc[k] += x[i + j] * x[i + j];
+    for (int w = kLanes / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
+    total += acc[0];
+  }
+  return total;
+}
+
 EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {
   float acc[kLanes];
   for (int k = 0; k < kLanes; ++k) acc[k] = -INFINITY;

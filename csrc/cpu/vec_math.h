@@ -19,6 +19,9 @@ void tanh_f32(const float* x, float* y, int64_t n);
 // values and more are read as four streams at once (quarters), for memory bandwidth.
 double sum_f32(const float* x, int64_t n);
 
+// The sum of the squares of a dense run, in blocks as sum_f32 sums.
+double sumsq_f32(const float* x, int64_t n);
+
 // The largest value of a dense run, NaN ignored (-inf when empty or all NaN).
 float max_f32(const float* x, int64_t n);
 
