@@ -8,10 +8,11 @@ namespace ember::cpu {
 // exp over a dense run, within 2 ulp of libm; NaN, +-inf and overflow as libm.
 void exp_f32(const float* x, float* y, int64_t n);
 
-// gelu (exact form) and tanh over a dense run (y may be x), as vec_fn.h's vf::gelu and
-// vf::tanh; AVX-512 CPUs take 16-lane kernels with exp16's vscalefps.
+// gelu (exact form), tanh and erf over a dense run (y may be x), as vec_fn.h's vf::gelu,
+// vf::tanh and vf::erf; AVX-512 CPUs take 16-lane kernels with exp16's vscalefps.
 void gelu_f32(const float* x, float* y, int64_t n);
 void tanh_f32(const float* x, float* y, int64_t n);
+void erf_f32(const float* x, float* y, int64_t n);
 
 // The sum of a dense run: blocks of 1024 summed in 32 float lanes (each lane adds 32
 // values, the lanes then pairwise), block totals in double. The error is that of a
