@@ -226,3 +226,18 @@ def summarize(samples: list[float], inner: int) -> dict:
         "inner_iterations": int(inner),
         "samples_us": [float(f"{x:.4g}") for x in us],
     }
+
+
+def alternate_ms(runs: dict, steps: int, repeats: int) -> dict[str, list[float]]:
+    """Milliseconds per call of each of `runs` (name -> (fn, sync)): `repeats` samples of
+    `steps` calls each, the names taking turns, each sample synchronised at both ends."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, (fn, sync) in runs.items():
+            sync()
+            start = time.perf_counter()
+            for _ in range(steps):
+                fn()
+            sync()
+            times[name].append((time.perf_counter() - start) / steps * 1e3)
+    return times

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
+
+from .timing import alternate_ms
 
 
 def weights(d_in: int, width: int, classes: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -77,16 +78,8 @@ def main() -> int:
         torch_threads = None
     steps = {name: setup(m, d, args.batch, args.width) for name, (m, d, _) in libs.items()}
     losses = {name: float(step().item()) for name, step in steps.items()}
-    times: dict[str, list[float]] = {name: [] for name in libs}
-    for _ in range(args.repeats):
-        for name, step in steps.items():  # interleaved
-            sync = libs[name][2]
-            sync()
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                step()
-            sync()
-            times[name].append((time.perf_counter() - start) / args.steps * 1e3)
+    runs = {name: (steps[name], libs[name][2]) for name in steps}
+    times = alternate_ms(runs, args.steps, args.repeats)  # interleaved
     print(f"MLP 256-{args.width}-{args.width}-10, batch {args.batch}, AdamW, device {args.device}; "
           f"torch threads {torch_threads}; median of {args.repeats} samples of {args.steps} steps")
     med = {name: statistics.median(t) for name, t in times.items()}

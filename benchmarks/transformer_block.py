@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import time
 
 import numpy as np
+
+from .timing import alternate_ms
 
 
 def weights(width: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -129,16 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         scale = float(np.max(np.abs(first["torch"])))
         tol = 1e-3 if args.dtype == "float32" else 5e-2
         mismatch = f"max |ember - torch| {err:.2e} of {scale:.2f}" + ("  MISMATCH" if err > tol * scale else "")
-    times: dict[str, list[float]] = {name: [] for name in libs}
-    for _ in range(args.repeats):
-        for name, forward in passes.items():  # interleaved
-            sync = libs[name][2]
-            sync()
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                forward()
-            sync()
-            times[name].append((time.perf_counter() - start) / args.steps * 1e3)
+    runs = {name: (passes[name], libs[name][2]) for name in passes}
+    times = alternate_ms(runs, args.steps, args.repeats)  # interleaved
     print(f"transformer block forward, batch {args.batch}, seq {args.seq}, width {args.width}, "
           f"{args.heads} heads, {args.dtype}, device {args.device}; torch threads {torch_threads}; "
           f"median of {args.repeats} samples of {args.steps} passes")  # fmt: skip

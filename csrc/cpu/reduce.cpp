@@ -20,11 +20,23 @@ bool is_nan(T v) {
 }
 
 // Floats sum in double (dense f32 runs in float blocks of 1024 first: still more accurate
-// than numpy's pairwise float sum), integers in int64 with wrap-around.
-template <typename T>
+// than numpy's pairwise float sum), integers in int64 with wrap-around. kSquares (floats
+// only, norm's p = 2): each value squared first (in its compute type, as x * x rounds).
+template <typename T, bool kSquares = false>
 struct SumAcc {
   using Acc = std::conditional_t<is_float_v<T>, double, int64_t>;
+  static_assert(!kSquares || is_float_v<T>, "sums of squares are for floats");
   Acc total = 0;
+  static Acc take(T v) {
+    const compute_t<T> c(v);
+    if constexpr (kSquares)
+      return Acc(c * c);
+    else
+      return Acc(c);
+  }
+  static double dense(const float* p, int64_t n) {
+    return kSquares ? sumsq_f32(p, n) : sum_f32(p, n);
+  }
   void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
     if constexpr (std::is_same_v<T, float>) {
       if (stride == 1) return add_dense(p, n);
@@ -34,7 +46,7 @@ struct SumAcc {
         for (int64_t i = 0; i < n; i += kChunk) {
           const int64_t m = std::min(kChunk, n - i);
           load_chunk(p + i, 1, buf, m);
-          total += sum_f32(buf, m);
+          total += dense(buf, m);
         }
         return;
       }
@@ -45,65 +57,24 @@ struct SumAcc {
     Chain s[4] = {0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
-      for (int k = 0; k < 4; ++k) s[k] += Chain(Acc(compute_t<T>(p[(i + k) * stride])));
-    for (; i < n; ++i) s[0] += Chain(Acc(compute_t<T>(p[i * stride])));
+      for (int k = 0; k < 4; ++k) s[k] += Chain(take(p[(i + k) * stride]));
+    for (; i < n; ++i) s[0] += Chain(take(p[i * stride]));
     total = wrap_add(total, Acc((s[0] + s[1]) + (s[2] + s[3])));
   }
   // Dense float runs: vectorised blocks of 1024 (float lanes, then double), see sum_f32.
-  void add_dense(const float* p, int64_t n) { total += sum_f32(p, n); }
+  void add_dense(const float* p, int64_t n) { total += dense(p, n); }
   // A short dense run, inline: eight chains, which vectorise as one register of lanes.
   void add_short(const T* p, int64_t n) {
     using Chain = std::conditional_t<is_float_v<T>, double, uint64_t>;
     Chain s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-      for (int k = 0; k < 8; ++k) s[k] += Chain(Acc(compute_t<T>(p[i + k])));
-    for (int k = 0; i < n; ++i, ++k) s[k] += Chain(Acc(compute_t<T>(p[i])));
+      for (int k = 0; k < 8; ++k) s[k] += Chain(take(p[i + k]));
+    for (int k = 0; i < n; ++i, ++k) s[k] += Chain(take(p[i]));
     total = wrap_add(total, Acc(((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))));
   }
-  void add_one(T v, int64_t) { total = wrap_add(total, Acc(compute_t<T>(v))); }
+  void add_one(T v, int64_t) { total = wrap_add(total, take(v)); }
   void merge(const SumAcc& o) { total = wrap_add(total, o.total); }
-};
-
-// Sums of squares (norm's p = 2): SumAcc's chains and blocks, each value squared first.
-template <typename T>
-struct SumSqAcc {
-  using C = compute_t<T>;
-  double total = 0;
-  void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (stride == 1) return add_dense(p, n);
-    } else if constexpr (is_half_v<T>) {
-      if (stride == 1 && n > kChunk) {
-        float buf[kChunk];
-        for (int64_t i = 0; i < n; i += kChunk) {
-          const int64_t m = std::min(kChunk, n - i);
-          load_chunk(p + i, 1, buf, m);
-          total += sumsq_f32(buf, m);
-        }
-        return;
-      }
-    }
-    double s[4] = {0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-      for (int k = 0; k < 4; ++k) s[k] += square(p[(i + k) * stride]);
-    for (; i < n; ++i) s[0] += square(p[i * stride]);
-    total += (s[0] + s[1]) + (s[2] + s[3]);
-  }
-  void add_dense(const float* p, int64_t n) { total += sumsq_f32(p, n); }
-  void add_short(const T* p, int64_t n) {
-    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int k = 0; k < 8; ++k) s[k] += square(p[i + k]);
-    for (int k = 0; i < n; ++i, ++k) s[k] += square(p[i]);
-    total += ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-  }
-  void add_one(T v, int64_t) { total += square(v); }
-  void merge(const SumSqAcc& o) { total += o.total; }
-  // float squares in float (as the composed x * x rounds them), double for float64
-  static double square(T v) { return double(C(v) * C(v)); }
 };
 
 // Max/min and their arg versions: NaN wins (as numpy), the first index wins ties.
@@ -352,8 +323,9 @@ bool CpuStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_v<T>) {
-      run_reduce<T, SumSqAcc<T>>(ptr<T>(), src, reduced_dims, as_cpu(dst).ptr<T>(),
-                                 [](const SumSqAcc<T>& a, int64_t) { return T(a.total); });
+      using A = SumAcc<T, true>;
+      run_reduce<T, A>(ptr<T>(), src, reduced_dims, as_cpu(dst).ptr<T>(),
+                       [](const A& a, int64_t) { return T(a.total); });
       done = true;
     }
   });

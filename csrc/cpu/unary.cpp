@@ -91,7 +91,7 @@ struct BitwiseNot {  // integers only: core computes ~ of bool as t == 0
       return expr;                     \
     }                                  \
   };
-EMBER_CPU_FLOAT_OP(Exp, std::exp(x))
+EMBER_CPU_FLOAT_OP(Exp0, std::exp(x))
 EMBER_CPU_FLOAT_OP(Sqrt, std::sqrt(x))
 EMBER_CPU_FLOAT_OP(Rsqrt, C(1) / std::sqrt(x))
 EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
@@ -124,7 +124,10 @@ EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
 EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_VF_OP
-// gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on AVX-512)
+// exp, gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on AVX-512)
+struct Exp : Exp0 {
+  static void run(const float* x, float* r, int64_t m) { exp_f32(x, r, m); }
+};
 struct Tanh : Tanh0 {
   static void run(const float* x, float* r, int64_t m) { tanh_f32(x, r, m); }
 };
@@ -185,20 +188,6 @@ void float_chunk(const float* x, float* r, int64_t m) {
 }
 #undef EMBER_CPU_FLOAT_OP
 
-// exp of float runs goes to the vectorised kernel: dense runs directly, strided ones
-// through a buffer.
-void exp_float(const float* in, const Layout& src, float* out, const Layout& dst) {
-  walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    if (st[0] == 1 && st[1] == 1) return exp_f32(in + off[0], out + off[1], n);
-    float x[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
-      load_chunk(in + off[0] + i * st[0], st[0], x, m);
-      exp_f32(x, x, m);
-      store_chunk(x, out + off[1] + i * st[1], st[1], m);
-    }
-  });
-}
 
 // float32 through each1 (compiled for each ISA level, vectorised where Op is): dense runs
 // directly, strided ones through a buffer.
@@ -232,16 +221,11 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
                  [](const C* x, uint8_t* r, int64_t m) { each1(Op(), x, r, m); });
   } else if constexpr (is_half_v<T>) {
     map1_chunked(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](const C* x, C* r, int64_t m) {
-      if constexpr (std::is_same_v<Op, Exp>)
-        exp_f32(x, r, m);
-      else
-        float_chunk<Op>(x, r, m);
+      float_chunk<Op>(x, r, m);
     });
   } else if constexpr (cls == OpClass::Predicate) {
     map1(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
          [](T x) { return uint8_t(Op()(C(x)) ? 1 : 0); });
-  } else if constexpr (std::is_same_v<Op, Exp> && std::is_same_v<T, float>) {
-    exp_float(in, src, as_cpu(dst).ptr<float>(), dst_layout);
   } else if constexpr (std::is_same_v<T, float>) {
     float_runs<Op>(in, src, as_cpu(dst).ptr<float>(), dst_layout);
   } else {

@@ -100,18 +100,14 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 tanh16(__m512 x) {
                               small);
 }
 
-// vf::gelu on 16 lanes.
-EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
-  const __m512 u = _mm512_mul_ps(x, _mm512_set1_ps(0.7071067811865476f));
-  const __m512 a = _mm512_andnot_ps(sign, u);
-  // exp(-x^2 / 2) from x^2 / 2 = h + l exactly
-  const __m512 hx = _mm512_mul_ps(x, _mm512_set1_ps(0.5f));
-  const __m512 h = _mm512_mul_ps(hx, x);
-  const __m512 l = _mm512_fmsub_ps(hx, x, h);
-  const __m512 ex = _mm512_mul_ps(exp16(_mm512_sub_ps(_mm512_setzero_ps(), h)), _mm512_sub_ps(one, l));
-  // erfc(a) = exp(-a^2) Q(1 / (1 + a/2)) for a >= kErfSmall, 0 past 10.5
-  const __m512 t = recip16(_mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), one));  // inf: NaN, unused
+// vf::erfc_large on 16 lanes: erfc(a) = exp(-a^2) Q(1 / (1 + a/2)) for a >= kErfSmall,
+// given a^2 = h + l exactly (exp(-h) (1 - l), as vf::exp_neg_sq). a = inf gives NaN: the
+// callers select past its range.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 erfc_large16(__m512 a, __m512 h,
+                                                                       __m512 l) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 e = _mm512_mul_ps(exp16(_mm512_sub_ps(_mm512_setzero_ps(), h)), _mm512_sub_ps(one, l));
+  const __m512 t = recip16(_mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), one));
   __m512 q = _mm512_set1_ps(0.1194400191f);
   q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.4715690916f));
   q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.5638850656f));
@@ -120,25 +116,56 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
   q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2596001122f));
   q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2849268844f));
   q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.0001551656509f));
-  const __m512 e = _mm512_maskz_mul_ps(
-      _mm512_cmp_ps_mask(a, _mm512_set1_ps(10.5f), _CMP_NGT_UQ), ex, q);  // NaN kept
-  // 1 + erf(u): the polynomial below kErfSmall, else 2 - erfc(a) (u > 0) or erfc(a)
-  const __m512 z = _mm512_mul_ps(a, a);
+  return _mm512_mul_ps(e, q);
+}
+
+// vf::erf_small_ratio on 16 lanes: erf(a) / a below kErfSmall, P(z) at z = a^2.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 erf_ratio16(__m512 z) {
   __m512 p = _mm512_set1_ps(-0.0005990993507f);
   p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.004993213106f));
   p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.02676664437f));
   p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.1128181722f));
   p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.3761249385f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.128379150f));
-  const __m512 small = _mm512_fmadd_ps(u, p, one);
+  return _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.128379150f));
+}
+
+EMBER_CPU_V4 __attribute__((always_inline)) inline __mmask16 below_erf_small(__m512 a) {
+  return _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.921875f), _CMP_LT_OQ);  // vf::kErfSmall
+}
+
+// vf::gelu on 16 lanes.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+  const __m512 u = _mm512_mul_ps(x, _mm512_set1_ps(0.7071067811865476f));
+  const __m512 a = _mm512_andnot_ps(sign, u);
+  const __m512 hx = _mm512_mul_ps(x, _mm512_set1_ps(0.5f));
+  const __m512 h = _mm512_mul_ps(hx, x);  // a^2 = x^2 / 2 = h + l exactly
+  const __m512 l = _mm512_fmsub_ps(hx, x, h);
+  const __m512 e = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(10.5f), _CMP_NGT_UQ),
+                                       erfc_large16(a, h, l));  // 0 past 10.5; NaN kept
+  // 1 + erf(u): the polynomial below kErfSmall, else 2 - erfc(a) (u > 0) or erfc(a)
+  const __m512 small = _mm512_fmadd_ps(u, erf_ratio16(_mm512_mul_ps(a, a)), one);
   const __m512 tail = _mm512_mask_blend_ps(
       _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_GT_OQ), e, _mm512_sub_ps(_mm512_set1_ps(2.0f), e));
-  const __m512 s = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.921875f), _CMP_LT_OQ),
-                                        tail, small);
+  const __m512 s = _mm512_mask_blend_ps(below_erf_small(a), tail, small);
   const __m512 y = _mm512_mul_ps(hx, s);  // x/2 (1 + erf(u))
   // at -inf -0 (PyTorch's), where inf * 0 would be NaN
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), y,
                               _mm512_set1_ps(-0.0f));
+}
+
+// vf::erf on 16 lanes: a = |x|; a P(a^2) below kErfSmall, else 1 - erfc(a), 1 past 4; the
+// sign put back by a bitwise or.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 erf16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
+  const __m512 a = _mm512_andnot_ps(sign, x), s = _mm512_and_ps(sign, x);
+  const __m512 h = _mm512_mul_ps(a, a);
+  const __m512 l = _mm512_fmsub_ps(a, a, h);
+  const __m512 big = _mm512_sub_ps(one, erfc_large16(a, h, l));
+  const __m512 small = _mm512_mul_ps(a, erf_ratio16(h));
+  __m512 r = _mm512_mask_blend_ps(below_erf_small(a), big, small);
+  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(4.0f), _CMP_GT_OQ), r, one);
+  return _mm512_or_ps(s, r);  // NaN: a NaN r (the NaN's sign bit or-ed in is still NaN)
 }
 
 // softmax of a row in three passes over it (it stays in L1 for the short rows this is
@@ -184,37 +211,6 @@ EMBER_CPU_V4 void softmax_row_v4(const float* x, float* y, int64_t n) {
     const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
     _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), inv));
   }
-}
-
-// vf::erf on 16 lanes: a = |x|; a P(a^2) below kErfSmall, else 1 - exp(-a^2) Q(t) (the
-// square split exactly, as vf::exp_neg_sq), 1 past 4; the sign put back by a bitwise or.
-EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 erf16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f), sign = _mm512_set1_ps(-0.0f);
-  const __m512 a = _mm512_andnot_ps(sign, x), s = _mm512_and_ps(sign, x);
-  const __m512 h = _mm512_mul_ps(a, a);
-  const __m512 l = _mm512_fmsub_ps(a, a, h);
-  const __m512 ex = _mm512_mul_ps(exp16(_mm512_sub_ps(_mm512_setzero_ps(), h)), _mm512_sub_ps(one, l));
-  const __m512 t = recip16(_mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), one));  // inf: unused
-  __m512 q = _mm512_set1_ps(0.1194400191f);
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.4715690916f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.5638850656f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.1041644785f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.3480910813f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2596001122f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2849268844f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.0001551656509f));
-  const __m512 big = _mm512_fnmadd_ps(ex, q, one);
-  __m512 p = _mm512_set1_ps(-0.0005990993507f);
-  p = _mm512_fmadd_ps(p, h, _mm512_set1_ps(0.004993213106f));
-  p = _mm512_fmadd_ps(p, h, _mm512_set1_ps(-0.02676664437f));
-  p = _mm512_fmadd_ps(p, h, _mm512_set1_ps(0.1128181722f));
-  p = _mm512_fmadd_ps(p, h, _mm512_set1_ps(-0.3761249385f));
-  p = _mm512_fmadd_ps(p, h, _mm512_set1_ps(1.128379150f));
-  const __m512 small = _mm512_mul_ps(a, p);
-  __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.921875f), _CMP_LT_OQ), big,
-                                  small);
-  r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(4.0f), _CMP_GT_OQ), r, one);
-  return _mm512_or_ps(s, r);  // NaN: a NaN r (the NaN's sign bit or-ed in is still NaN)
 }
 
 template <typename F>

@@ -251,6 +251,16 @@ Walk<N> make_walk(const char* op, const Shape& shape, const std::array<const Lay
   return w;
 }
 
+// Whether view k of the walk steps by multiples of v elements in every dim (so that v-wide
+// vectors stay aligned from one start to the next). A dim of one element steps nowhere:
+// core's plan gives a 0-d walk one such dim, of stride 1.
+template <int N>
+bool steps_by(const Walk<N>& w, int k, int64_t v) {
+  for (int d = 0; d < w.ndim; ++d)
+    if (w.shape[d] != 1 && w.stride[k][d] % v != 0) return false;
+  return true;
+}
+
 // `src` re-shaped to `shape` with stride 0 in `dim`: the index family adds the id's
 // position along dim separately.
 inline Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {

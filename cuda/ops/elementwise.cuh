@@ -270,9 +270,8 @@ bool rows_vectorise(const Rows<N>& r, int64_t len, int V, const std::array<const
   if (V <= 1 || len % V != 0) return false;
   for (int k = 0; k < N; ++k) {
     if (r.one[k]) continue;
-    if (!aligned16(base[size_t(k)]) || r.outer.offset[k] % V != 0) return false;
-    for (int d = 0; d < r.outer.ndim; ++d)
-      if (r.outer.shape[d] != 1 && r.outer.stride[k][d] % V != 0) return false;
+    if (!aligned16(base[size_t(k)]) || r.outer.offset[k] % V != 0 || !steps_by(r.outer, k, V))
+      return false;
   }
   return true;
 }

@@ -215,11 +215,7 @@ void launch(const CudaStorage& in, const Layout& src, int64_t reduced_dims, Out*
   }();
   const int64_t blocks_wanted = int64_t(dev.sm_count()) * per_sm;
   constexpr int V = vec_width<T>();
-  bool dense = rows && aligned16(in.ptr<T>() + s.kept.offset[0]);
-  // (a dim of one element steps nowhere: core's plan gives a full reduction's kept walk
-  // one such dim, of stride 1)
-  for (int d = 0; d < s.kept.ndim && dense; ++d)
-    dense = s.kept.shape[d] == 1 || s.kept.stride[0][d] % V == 0;
+  const bool dense = rows && aligned16(in.ptr<T>() + s.kept.offset[0]) && steps_by(s.kept, 0, V);
   if (!rows && s.kept.ndim > 0 && s.outer >= 256) {
     reduce_columns<T, Acc, Out><<<grid_for(s.outer), kBlock, 0, st>>>(in.ptr<T>(), s, dst);
   } else if (s.outer < blocks_wanted / 2 && s.inner >= (int64_t(1) << 16)) {

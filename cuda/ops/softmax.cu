@@ -188,10 +188,9 @@ void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) cons
     if constexpr (is_float_v<T>) {
       T* out = as_cuda(dst).ptr<T>();
       constexpr int V = vec_width<T>(), kDenseItems = 32;
-      bool dense = r.stride == 1 && n % V == 0 && aligned16(ptr<T>() + src.offset()) &&
-                   aligned16(out) && n <= int64_t(kDenseItems) * 1024;
-      for (int d = 0; d < r.outer.ndim && dense; ++d)  // (one row: a dim of one element)
-        dense = r.outer.shape[d] == 1 || r.outer.stride[0][d] % V == 0;
+      const bool dense = r.stride == 1 && n % V == 0 && aligned16(ptr<T>() + src.offset()) &&
+                         aligned16(out) && n <= int64_t(kDenseItems) * 1024 &&
+                         steps_by(r.outer, 0, V);
       if (dense) {  // the fewest threads that hold the row: more rows in flight per SM
         int threads = 32;
         while (int64_t(threads) * kDenseItems < n) threads *= 2;
