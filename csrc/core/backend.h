@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -264,11 +265,12 @@ class BackendStorage {
                        const Layout& ids_layout, const BackendStorage& src,
                        const Layout& src_layout, bool accumulate, bool unique_ids) = 0;
   // The smallest and largest value of the integer tensor `src` views (not empty), read in
-  // one pass, for core's range check of index arrays; nullopt where the backend has no such
-  // kernel (core then reduces twice).
-  virtual std::optional<std::pair<int64_t, int64_t>> index_bounds(const Layout& src) const {
-    return std::nullopt;
-  }
+  // one pass, for core's range check of index arrays: a callable that returns them. A
+  // backend whose queue runs behind the host queues the pass and its read-back and returns
+  // at once, the callable waiting, so that the bounds of several arrays come back in one
+  // wait. nullptr where the backend has no such kernel (core then reduces twice).
+  using IndexBounds = std::function<std::pair<int64_t, int64_t>()>;
+  virtual IndexBounds index_bounds(const Layout& src) const { return nullptr; }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend

@@ -2,6 +2,9 @@
 // errors and no kernel ever reads or writes out of bounds.
 #pragma once
 
+#include <functional>
+#include <utility>
+
 #include "tensor.h"
 
 namespace ember::index_checks {
@@ -13,6 +16,10 @@ void check_dtype(const char* op, const Tensor& ids);
 Tensor distinct_elements(const Tensor& t);
 // 0-d operands act as 1-d of one element (PyTorch takes dim 0 or -1 for them).
 Tensor at_least_1d(const Tensor& t);
+// Starts reading the smallest and largest of ids (an index dtype, not empty) back to the
+// host and returns a callable that waits for them: start every array's, then wait, and
+// the device is waited for once.
+std::function<std::pair<int64_t, int64_t>()> start_bounds(const char* op, const Tensor& ids);
 // Raises IndexOutOfRange naming `op`, the bad id and the range unless ids lie in [0, size).
 void check_range(const char* op, const Tensor& ids, int64_t size);
 // ids as the kernels take them: int32 (range-checked, so >= 0) becomes uint32.

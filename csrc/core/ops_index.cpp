@@ -45,26 +45,29 @@ Tensor distinct_elements(const Tensor& t) {
   return t.view_as(Layout(shape, t.layout().strides(), t.layout().offset()));
 }
 
+std::function<std::pair<int64_t, int64_t>()> start_bounds(const char* op, const Tensor& ids) {
+  const Tensor distinct = distinct_elements(ids);
+  {
+    StorageLocks locks(op, {distinct.storage().get()}, {});
+    if (auto one_pass = distinct.storage()->impl().index_bounds(distinct.layout()))
+      return one_pass;
+  }
+  // min and max queued now, read back together when asked: one wait
+  Tensor both = stack({reduce(ReduceOp::Min, distinct, {}, false),
+                       reduce(ReduceOp::Max, distinct, {}, false)},
+                      0);
+  return [both] {
+    int64_t bounds[2];
+    values_i64(both, bounds);
+    return std::pair<int64_t, int64_t>(bounds[0], bounds[1]);
+  };
+}
+
 // Every index must lie in [0, size): checked here once, for every backend, so that
 // no kernel ever reads out of bounds.
 void check_range(const char* op, const Tensor& ids, int64_t size) {
   if (ids.numel() == 0) return;
-  const Tensor distinct = distinct_elements(ids);
-  int64_t bounds[2] = {0, 0};
-  std::optional<std::pair<int64_t, int64_t>> one_pass;
-  {
-    StorageLocks locks(op, {distinct.storage().get()}, {});
-    one_pass = distinct.storage()->impl().index_bounds(distinct.layout());
-  }
-  if (one_pass) {
-    bounds[0] = one_pass->first, bounds[1] = one_pass->second;
-  } else {  // min and max read back together: one wait
-    values_i64(stack({reduce(ReduceOp::Min, distinct, {}, false),
-                      reduce(ReduceOp::Max, distinct, {}, false)},
-                     0),
-               bounds);
-  }
-  const int64_t lo = bounds[0], hi = bounds[1];
+  const auto [lo, hi] = start_bounds(op, ids)();
   if (lo < 0 || hi >= size) {
     int64_t bad = lo < 0 ? lo : hi;
     throw Error(ErrorKind::IndexOutOfRange, std::string(op) + ": index " + std::to_string(bad) +

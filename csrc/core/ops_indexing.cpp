@@ -218,17 +218,11 @@ struct IdCheck {
 
 void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
   if (checks.empty()) return;
-  std::vector<Tensor> bounds;
-  for (const IdCheck& c : checks) {
-    const Tensor distinct = index_checks::distinct_elements(ids[c.at]);
-    bounds.push_back(to_dtype(reduce(ReduceOp::Min, distinct, {}, false), DType::I64));
-    bounds.push_back(to_dtype(reduce(ReduceOp::Max, distinct, {}, false), DType::I64));
-  }
-  std::vector<int64_t> host(bounds.size());
-  to_host(stack(bounds, 0), host.data());
+  std::vector<std::function<std::pair<int64_t, int64_t>()>> bounds;
+  for (const IdCheck& c : checks) bounds.push_back(index_checks::start_bounds("index", ids[c.at]));
   for (size_t k = 0; k < checks.size(); ++k) {
     const IdCheck& c = checks[k];
-    const int64_t lo = host[2 * k], hi = host[2 * k + 1];
+    const auto [lo, hi] = bounds[k]();
     if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
     if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
     if (lo >= 0) continue;

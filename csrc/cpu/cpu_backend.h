@@ -49,7 +49,7 @@ class CpuStorage : public BackendStorage {
   void* host_memory() override { return data_; }
   const void* host_memory() const override { return data_; }
   EMBER_BACKEND_STORAGE_OPS
-  std::optional<std::pair<int64_t, int64_t>> index_bounds(const Layout& src) const override;
+  IndexBounds index_bounds(const Layout& src) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
 

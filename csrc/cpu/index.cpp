@@ -97,7 +97,7 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
   });
 }
 
-std::optional<std::pair<int64_t, int64_t>> CpuStorage::index_bounds(const Layout& src) const {
+BackendStorage::IndexBounds CpuStorage::index_bounds(const Layout& src) const {
   std::optional<std::pair<int64_t, int64_t>> result;
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -136,7 +136,8 @@ std::optional<std::pair<int64_t, int64_t>> CpuStorage::index_bounds(const Layout
       result.emplace(int64_t(lo), int64_t(hi));
     }
   });
-  return result;
+  if (!result) return nullptr;
+  return [bounds = *result] { return bounds; };
 }
 
 void CpuStorage::gather(const Layout& src, int64_t dim, const BackendStorage& ids,

@@ -166,6 +166,8 @@ class CudaStorage : public BackendStorage {
   EventPtr last_write() const override;
   std::unique_ptr<BackendStorage> copy_to_peer(const DevicePtr& dst) const override;
   void* device_memory() const override { return data_; }
+  // One pass into a readback slot; the callable waits for its event only.
+  IndexBounds index_bounds(const Layout& src) const override;
   EMBER_BACKEND_STORAGE_OPS
 
  private:
@@ -187,6 +189,20 @@ inline CudaStorage& as_cuda(BackendStorage& s) {
 // (double-buffered, so host copies overlap the DMA); both return once done.
 void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
 void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes);
+
+// A few bytes that the GPU writes straight into page-locked, mapped host memory (a copy
+// or a kernel's store), the host then waiting for `done` alone: no staging through the
+// driver and no wait for the whole stream. A slot goes back to its GPU's pool when the
+// last reference is dropped; the next user waits for `done` first, so that a wait cut
+// short (Ctrl-C) never lets a late write land in another read.
+struct ReadbackSlot {
+  static constexpr size_t kBytes = 256;
+  void* host = nullptr;    // kBytes, page-locked and mapped
+  void* device = nullptr;  // the same memory as the GPU addresses it
+  cudaEvent_t done = nullptr;
+  int gpu = 0;
+};
+std::shared_ptr<ReadbackSlot> readback_slot(const CudaDevice& dev);
 
 // Page-locked host memory for Tensor.pin_memory(): copies from and into it are DMA'd
 // directly. is_pinned_host: p lies in a block that pinned_host_alloc gave.

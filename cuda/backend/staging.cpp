@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "core/error.h"
 #include "cpu/parallel.h"
@@ -68,7 +69,49 @@ std::map<const char*, size_t>& pinned_blocks() {
   return *blocks;
 }
 
+struct SlotPool {
+  std::mutex mu;
+  std::map<int, std::vector<ReadbackSlot*>> free;  // by GPU; kept for the process
+};
+
+SlotPool& slot_pool() {
+  static auto* pool = new SlotPool;  // outlives static destructors
+  return *pool;
+}
+
 }  // namespace
+
+std::shared_ptr<ReadbackSlot> readback_slot(const CudaDevice& dev) {
+  SlotPool& pool = slot_pool();
+  ReadbackSlot* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    auto& mine = pool.free[dev.gpu()];
+    if (!mine.empty()) {
+      slot = mine.back();
+      mine.pop_back();
+    }
+  }
+  if (slot) {
+    wait_event(slot->done, "reading back from the GPU", &dev, /*interruptible=*/false);
+  } else {
+    GpuScope scope(dev.gpu());
+    auto fresh = std::make_unique<ReadbackSlot>();
+    fresh->gpu = dev.gpu();
+    check(cudaHostAlloc(&fresh->host, ReadbackSlot::kBytes,
+                        cudaHostAllocPortable | cudaHostAllocMapped),
+          "cudaHostAlloc", &dev);
+    check(cudaHostGetDevicePointer(&fresh->device, fresh->host, 0), "cudaHostGetDevicePointer",
+          &dev);
+    check(cudaEventCreateWithFlags(&fresh->done, cudaEventDisableTiming), "cudaEventCreate", &dev);
+    slot = fresh.release();
+  }
+  return std::shared_ptr<ReadbackSlot>(slot, [](ReadbackSlot* s) {
+    SlotPool& p = slot_pool();
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.free[s->gpu].push_back(s);
+  });
+}
 
 std::shared_ptr<void> pinned_host_alloc(size_t bytes) {
   bytes = std::max<size_t>(bytes, 1);
@@ -136,6 +179,15 @@ void copy_host_to_device(const CudaDevice& dev, void* dst, const void* src, size
 void copy_device_to_host(const CudaDevice& dev, void* dst, const void* src, size_t bytes) {
   GpuScope scope(dev.gpu());
   cudaStream_t s = dev.stream();
+  if (bytes <= ReadbackSlot::kBytes) {  // item(), a count, a few values: one event
+    auto slot = readback_slot(dev);
+    check(cudaMemcpyAsync(slot->host, src, bytes, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync",
+          &dev);
+    check(cudaEventRecord(slot->done, s), "cudaEventRecord", &dev);
+    wait_event(slot->done, "copying from the GPU", &dev);  // a late DMA lands in the slot
+    std::memcpy(dst, slot->host, bytes);
+    return;
+  }
   // As above: only the wait before anything is copied into `dst` may end in Ctrl-C.
   wait_stream(s, "copying from the GPU", &dev);
   if (bytes <= kDirect || is_pinned(dst)) {

@@ -71,6 +71,33 @@ struct ExtremeAcc {
   }
 };
 
+// The smallest and largest id together, for core's range check of index arrays.
+struct Bounds {
+  int64_t lo, hi;
+};
+template <typename T>
+struct BoundsAcc {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  __device__ void add(T x, int64_t) {
+    lo = min(lo, int64_t(x));
+    hi = max(hi, int64_t(x));
+  }
+  __device__ void merge(const BoundsAcc& o) {
+    lo = min(lo, o.lo);
+    hi = max(hi, o.hi);
+  }
+  __device__ BoundsAcc down(int delta) const {
+    BoundsAcc o;
+    o.lo = shfl_down(lo, delta);
+    o.hi = shfl_down(hi, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    return Out{lo, hi};
+  }
+};
+
 // The reduced dims (merged) and the kept dims of the source, in elements.
 struct ReduceShape {
   Walk<1> kept, reduced;
@@ -259,6 +286,26 @@ void CudaStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
         return launch<T, ExtremeAcc<T, true, true>>(*this, src, reduced_dims, out.ptr<int64_t>());
       case ReduceOp::ArgMin:
         return launch<T, ExtremeAcc<T, false, true>>(*this, src, reduced_dims, out.ptr<int64_t>());
+    }
+  });
+}
+
+BackendStorage::IndexBounds CudaStorage::index_bounds(const Layout& src) const {
+  if (dtype_ == DType::Bool) return nullptr;
+  return dispatch(dtype_, [&](auto tag) -> IndexBounds {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      // the pass stores its one result straight into the slot's mapped host memory
+      std::shared_ptr<ReadbackSlot> slot = readback_slot(cuda());
+      launch<T, BoundsAcc<T>>(*this, src, src.ndim(), static_cast<Bounds*>(slot->device));
+      check(cudaEventRecord(slot->done, stream()), "cudaEventRecord", &cuda());
+      return [slot, device = device_] {
+        wait_event(slot->done, "checking indices", device.get());
+        const auto* b = static_cast<const Bounds*>(slot->host);
+        return std::pair<int64_t, int64_t>(b->lo, b->hi);
+      };
+    } else {
+      return nullptr;
     }
   });
 }
