@@ -271,3 +271,32 @@ def test_python_bools_are_zero_d_masks(device, key):
     b[key] = -1.0
     u[key] = -1.0
     np.testing.assert_array_equal(u.numpy(), b)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])
+def test_reads_through_far_out_ids_raise_and_the_device_goes_on(device, dtype, rng):
+    """A GPU may queue a read before its ids' range check has come back (the kernel keeps
+    every id in bounds meanwhile): ids far outside the dim, either side, raise the same
+    typed error, nothing faults, and the next reads are right, negative ids counting from
+    the end."""
+    x = rng.standard_normal((64, 256)).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    info = np.iinfo(dtype)
+    for bad in ([0, int(info.max)], [int(info.min), 3] if info.min < 0 else [300, 1]):
+        ids = ember.tensor(np.array(bad, dtype), device=device)
+        far = next(v for v in bad if not -64 <= v < 64)
+        with pytest.raises(ember.IndexOutOfRangeError, match=f"index {far} is out of range for dim 0"):
+            t[ids]
+        with pytest.raises(ember.IndexOutOfRangeError, match=f"index {far} is out of range for dim 1"):
+            t[:, ids]
+        with pytest.raises(ember.IndexOutOfRangeError, match="index_select: index"):
+            t.index_select(0, ids)
+        with pytest.raises(ember.IndexOutOfRangeError, match="embedding: index"):
+            ember.embedding(ids, t)
+        with pytest.raises(ember.IndexOutOfRangeError, match="gather: index"):
+            t.gather(0, ids.reshape(2, 1).expand(2, 256))
+    good = np.array([63, 0, 5, 63] if info.min == 0 else [-1, 0, 5, -64], dtype)
+    ids = ember.tensor(good, device=device)
+    np.testing.assert_array_equal(t[ids].numpy(), x[good.astype(np.int64)])
+    np.testing.assert_array_equal(t[:, ids].numpy(), x[:, good.astype(np.int64)])
+    np.testing.assert_array_equal(t[3, ids].numpy(), x[3, good.astype(np.int64)])

@@ -271,6 +271,11 @@ class BackendStorage {
   // wait. nullptr where the backend has no such kernel (core then reduces twice).
   using IndexBounds = std::function<std::pair<int64_t, int64_t>()>;
   virtual IndexBounds index_bounds(const Layout& src) const { return nullptr; }
+  // Whether index_select and gather stay in bounds whatever the ids: an id in [-size, 0)
+  // counts from the end and one outside [-size, size) reads the dim's first element.
+  // Core may then queue a read before its ids' bounds have come back, and raise once
+  // they have, so that the host's wait overlaps the kernel (CUDA).
+  virtual bool index_reads_clamp() const { return false; }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend

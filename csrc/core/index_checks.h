@@ -22,6 +22,12 @@ Tensor at_least_1d(const Tensor& t);
 std::function<std::pair<int64_t, int64_t>()> start_bounds(const char* op, const Tensor& ids);
 // Raises IndexOutOfRange naming `op`, the bad id and the range unless ids lie in [0, size).
 void check_range(const char* op, const Tensor& ids, int64_t size);
+// check_range for a read of `data` through ids: where the backend's index_select and
+// gather stay in bounds whatever the ids (index_reads_clamp), the bounds' read-back is
+// started and the returned callable, called once the read is queued, waits and raises;
+// elsewhere the check is made at once (and the callable does nothing).
+std::function<void()> start_range(const char* op, const Tensor& ids, int64_t size,
+                                  const Tensor& data);
 // ids as the kernels take them: int32 (range-checked, so >= 0) becomes uint32.
 Tensor kernel_ids(const Tensor& ids);
 // t.index_select(d, ids) for ids already checked (1-D, kernel_ids of an index dtype).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,12 +38,17 @@ struct ResolvedIndex {
   Tensor view;
   std::optional<Tensor> mask;        // a bool mask as the whole key, over view's leading dims
   std::vector<int64_t> array_dims;   // dims of `view` that index arrays select, increasing
-  std::vector<Tensor> ids;           // their ids, each in [0, size) of its dim
+  std::vector<Tensor> ids;           // their ids, each in [0, size) of its dim (but see check)
   Shape ids_shape;                   // the arrays' broadcast shape
   bool arrays_lead = false;          // numpy: separated arrays put their dims first
+  // Set by a resolve for_read whose range check is still under way (its one array's ids
+  // as the user gave them): read_index calls it once the gather is queued, and it raises.
+  std::function<void()> check;
 };
 
-ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key);
+// for_read: the key will only be read (read_index), so that its range check may end
+// after the gather is queued.
+ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key, bool for_read = false);
 // t[key]: a view when the key has no arrays or mask, else a copy.
 Tensor read_index(const ResolvedIndex& r);
 // t[key] = value: value (on t's device, any dtype: cast to t's) broadcasts to t[key]'s
@@ -50,7 +56,7 @@ Tensor read_index(const ResolvedIndex& r);
 void write_index(const ResolvedIndex& r, const Tensor& value);
 
 inline Tensor index(const Tensor& t, const IndexKey& key) {
-  return read_index(resolve_index(t, key));
+  return read_index(resolve_index(t, key, /*for_read=*/true));
 }
 
 }  // namespace ember

@@ -65,9 +65,7 @@ std::function<std::pair<int64_t, int64_t>()> start_bounds(const char* op, const 
 
 // Every index must lie in [0, size): checked here once, for every backend, so that
 // no kernel ever reads out of bounds.
-void check_range(const char* op, const Tensor& ids, int64_t size) {
-  if (ids.numel() == 0) return;
-  const auto [lo, hi] = start_bounds(op, ids)();
+void check_bounds(const char* op, int64_t lo, int64_t hi, int64_t size) {
   if (lo < 0 || hi >= size) {
     int64_t bad = lo < 0 ? lo : hi;
     throw Error(ErrorKind::IndexOutOfRange, std::string(op) + ": index " + std::to_string(bad) +
@@ -78,6 +76,25 @@ void check_range(const char* op, const Tensor& ids, int64_t size) {
         .with("index", bad)
         .with("size", size);
   }
+}
+
+void check_range(const char* op, const Tensor& ids, int64_t size) {
+  if (ids.numel() == 0) return;
+  const auto [lo, hi] = start_bounds(op, ids)();
+  check_bounds(op, lo, hi, size);
+}
+
+std::function<void()> start_range(const char* op, const Tensor& ids, int64_t size,
+                                  const Tensor& data) {
+  if (ids.numel() == 0) return [] {};
+  if (size == 0 || !data.storage()->impl().index_reads_clamp()) {
+    check_range(op, ids, size);
+    return [] {};
+  }
+  return [op, size, bounds = start_bounds(op, ids)] {
+    const auto [lo, hi] = bounds();
+    check_bounds(op, lo, hi, size);
+  };
 }
 
 void check_dtype(const char* op, const Tensor& ids) {
@@ -142,8 +159,10 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& ids_in) {
     throw_shape_mismatch("index_select", t.shape(), ids_in.shape(), "indices must be 1-D");
   Storage::check_same_device("index_select", *t.storage(), *ids_in.storage());
   index_checks::check_dtype("index_select", ids_in);
-  index_checks::check_range("index_select", ids_in, t.shape()[size_t(d)]);
-  return index_checks::select_checked(t, d, kernel_ids(ids_in));
+  const auto checked = index_checks::start_range("index_select", ids_in, t.shape()[size_t(d)], t);
+  Tensor out = index_checks::select_checked(t, d, kernel_ids(ids_in));
+  checked();
+  return out;
 }
 
 Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
@@ -162,11 +181,14 @@ Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
   index_checks::check_dtype("gather", ids_in);
   // The result first: one that cannot be allocated fails before any id is read.
   Tensor out = empty(ids_in.shape(), t.dtype(), t.device(), "gather");
-  index_checks::check_range("gather", ids_in, t.shape()[size_t(d)]);
+  const auto checked = index_checks::start_range("gather", ids_in, t.shape()[size_t(d)], t);
   const Tensor ids = kernel_ids(ids_in);
-  StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});
-  t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
-                             out.storage()->impl());
+  {
+    StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});
+    t.storage()->impl().gather(t.layout(), d, ids.storage()->impl(), ids.layout(),
+                               out.storage()->impl());
+  }
+  checked();
   return ids_0d.ndim() == 0 ? reshape(out, {}) : out;
 }
 

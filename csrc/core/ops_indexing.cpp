@@ -256,7 +256,11 @@ Shape broadcast_ids(const std::vector<Tensor>& ids) {
 }
 
 // Walks the key left to right over t; `dim` is the next dim of the view to index.
-ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
+// for_read: the key is read, not written. A read through one array of a backend whose
+// index reads stay in bounds whatever the ids (index_reads_clamp) starts the range check
+// and leaves it to read_index, after the gather is queued; negative ids then reach that
+// backend's kernel, which counts them from the end itself.
+ResolvedIndex walk(const Tensor& t, const ParsedKey& k, bool for_read) {
   ResolvedIndex w{t};
   Tensor& r = w.view;
   std::vector<IdCheck> checks;  // arrays whose range is read back after the walk
@@ -293,6 +297,16 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k) {
         break;
       case Kind::Bool: break;  // lifted before parse
     }
+  }
+  if (for_read && checks.size() == 1 && w.ids.size() == 1 && checks[0].size > 0 &&
+      t.storage()->impl().index_reads_clamp() && !autograd::wants_grad({&t})) {
+    const IdCheck c = checks[0];
+    w.check = [c, bounds = index_checks::start_bounds("index", w.ids[0])] {
+      const auto [lo, hi] = bounds();
+      if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
+      if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
+    };
+    return w;
   }
   wrap_ids(w.ids, checks);
   return w;
@@ -389,7 +403,7 @@ void set_through_arrays(const ResolvedIndex& w, const Tensor& src) {
 
 }  // namespace
 
-ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key) {
+ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key, bool for_read) {
   if (key.size() == 1 && is_mask(key[0])) {  // the whole key a mask: t[t > 0], t[True]
     ResolvedIndex r{t};
     r.mask = key[0].kind == Kind::Bool
@@ -400,7 +414,7 @@ ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key) {
   }
   auto [view, items] = lift_scalar_masks(t, key);
   const ParsedKey k = parse(view, items);
-  ResolvedIndex r = walk(view, k);
+  ResolvedIndex r = walk(view, k, for_read);
   if (!r.ids.empty()) {
     r.ids_shape = broadcast_ids(r.ids);
     r.arrays_lead = arrays_lead(k);
@@ -410,7 +424,10 @@ ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key) {
 
 Tensor read_index(const ResolvedIndex& r) {
   if (r.mask) return mask_read(r.view, *r.mask);
-  return r.ids.empty() ? r.view : gather_arrays(r);
+  if (r.ids.empty()) return r.view;
+  Tensor out = gather_arrays(r);
+  if (r.check) r.check();
+  return out;
 }
 
 void write_index(const ResolvedIndex& r, const Tensor& value) {

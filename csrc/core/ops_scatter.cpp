@@ -121,11 +121,13 @@ Tensor embedding(const Tensor& ids, const Tensor& weight) {
                          "weight must be 2-D (num_embeddings, embedding_dim)");
   Storage::check_same_device("embedding", *weight.storage(), *ids.storage());
   index_checks::check_dtype("embedding", ids);
-  index_checks::check_range("embedding", ids, weight.shape()[0]);
+  const auto checked = index_checks::start_range("embedding", ids, weight.shape()[0], weight);
   const Tensor flat = index_checks::kernel_ids(reshape(ids, {ids.numel()}));
   Shape shape = ids.shape();
   shape.push_back(weight.shape()[1]);
-  return reshape(index_checks::select_checked(weight, 0, flat), shape);
+  Tensor out = reshape(index_checks::select_checked(weight, 0, flat), shape);
+  checked();
+  return out;
 }
 
 }  // namespace ember

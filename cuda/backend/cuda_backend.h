@@ -168,6 +168,7 @@ class CudaStorage : public BackendStorage {
   void* device_memory() const override { return data_; }
   // One pass into a readback slot; the callable waits for its event only.
   IndexBounds index_bounds(const Layout& src) const override;
+  bool index_reads_clamp() const override { return true; }
   EMBER_BACKEND_STORAGE_OPS
 
  private:

@@ -8,9 +8,19 @@ namespace ember::cuda {
 
 namespace {
 
+// Core queues a read before its ids' range check has come back (index_reads_clamp) and
+// raises once it has: until then a negative id counts from the end, as numpy's, and one
+// outside [-size, size) reads the dim's first element, never out of bounds.
+template <typename I>
+__device__ __forceinline__ int64_t safe_id(I raw, int64_t size) {
+  int64_t id = int64_t(raw);
+  if constexpr (std::is_signed_v<I>) id += id < 0 ? size : 0;
+  return uint64_t(id) < uint64_t(size) ? id : 0;
+}
+
 struct SelectParams {
   Walk<1> src;  // dst's shape, src's strides, 0 in dim
-  int64_t ids_offset, ids_stride, dim_stride, nsel, inner;
+  int64_t ids_offset, ids_stride, dim_stride, nsel, inner, size;
 };
 
 template <typename B, typename I>
@@ -20,18 +30,18 @@ __global__ void index_select_kernel(const B* src, const I* ids, B* dst, int64_t 
     int64_t off[1];
     walk_offsets(p.src, i, off);
     const int64_t j = (i / p.inner) % p.nsel;
-    dst[i] = src[off[0] + int64_t(ids[p.ids_offset + j * p.ids_stride]) * p.dim_stride];
+    dst[i] = src[off[0] + safe_id(ids[p.ids_offset + j * p.ids_stride], p.size) * p.dim_stride];
   }
 }
 
 template <typename B, typename I>
 __global__ void gather_kernel(const B* src, const I* ids, B* dst, int64_t n, Walk<2> w,
-                              int64_t dim_stride) {
+                              int64_t dim_stride, int64_t size) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t off[2];
     walk_offsets(w, i, off);
-    dst[i] = src[off[0] + int64_t(ids[off[1]]) * dim_stride];
+    dst[i] = src[off[0] + safe_id(ids[off[1]], size) * dim_stride];
   }
 }
 
@@ -39,7 +49,7 @@ __global__ void gather_kernel(const B* src, const I* ids, B* dst, int64_t n, Wal
 // and the outer dims one stride. Each output row (o, j) is src's row (o, ids[j]): a block
 // copies it with 16-byte vectors where it can (kRowsVec), else element by element.
 struct RowsParams {
-  int64_t outer, nsel, inner, outer_stride, dim_stride, ids_offset, ids_stride;
+  int64_t outer, nsel, inner, outer_stride, dim_stride, ids_offset, ids_stride, size;
 };
 
 // Each thread keeps kRowsUnroll loads in flight before it stores them.
@@ -53,7 +63,7 @@ __global__ void select_rows(const B* __restrict__ src, const I* __restrict__ ids
   const int64_t rows = p.outer * p.nsel, width = p.inner / V, t = blockDim.x;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t o = r / p.nsel, j = r - o * p.nsel;
-    const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
+    const int64_t id = safe_id(ids[p.ids_offset + j * p.ids_stride], p.size);
     const W* __restrict__ from =
         reinterpret_cast<const W*>(src + o * p.outer_stride + id * p.dim_stride);
     W* __restrict__ to = reinterpret_cast<W*>(dst + r * p.inner);
@@ -79,7 +89,7 @@ template <typename B, typename I>
 __global__ void select_last(const B* src, const I* ids, B* dst, RowsParams p) {
   const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= p.nsel) return;
-  const int64_t at = int64_t(ids[p.ids_offset + j * p.ids_stride]) * p.dim_stride;
+  const int64_t at = safe_id(ids[p.ids_offset + j * p.ids_stride], p.size) * p.dim_stride;
   const int64_t step = int64_t(gridDim.y) * kLastRows;
   for (int64_t o0 = int64_t(blockIdx.y) * kLastRows; o0 < p.outer; o0 += step) {
     B v[kLastRows];
@@ -136,6 +146,7 @@ void CudaStorage::index_select(const Layout& src, int64_t dim, const BackendStor
   p.ids_stride = ids_layout.strides()[0];
   p.dim_stride = src.strides()[size_t(dim)];
   p.nsel = ids_layout.numel();
+  p.size = src.dim(dim);
   p.inner = 1;
   for (size_t d = size_t(dim) + 1; d < out.size(); ++d) p.inner *= out[d];
   GpuScope scope(cuda().gpu());
@@ -148,6 +159,7 @@ void CudaStorage::index_select(const Layout& src, int64_t dim, const BackendStor
   rp.dim_stride = p.dim_stride;
   rp.ids_offset = p.ids_offset;
   rp.ids_stride = p.ids_stride;
+  rp.size = p.size;
   const bool rows = merges(src, 0, dim, &rp.outer_stride) &&
                     merges(src, dim + 1, src.ndim(), &inner_stride) &&
                     (p.inner == 1 || inner_stride == 1);
@@ -200,7 +212,8 @@ void CudaStorage::gather(const Layout& src, int64_t dim, const BackendStorage& i
     using B = decltype(b);
     using I = decltype(i);
     gather_kernel<<<grid_for(n), kBlock, 0, stream()>>>(ptr<B>(), as_cuda(ids).ptr<I>(),
-                                                        as_cuda(dst).ptr<B>(), n, w, dim_stride);
+                                                        as_cuda(dst).ptr<B>(), n, w, dim_stride,
+                                                        src.dim(dim));
   });
   cuda().check_launch("gather");
 }
