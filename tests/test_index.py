@@ -302,6 +302,26 @@ def test_gather(device, dtype, dim, id_dtype, rng):
         check_exact(ember.gather(t, dim, ember.tensor(ids, device=device)), ref, dtype)
 
 
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_gather_along_long_rows_of_ids(device, dim, id_dtype, rng):
+    """ids whose last dim is long and contiguous (a GPU gathers them by rows): every layout
+    of the input, ids a view of rows of a larger array, a 1-D gather, 8-byte data."""
+    for layout in ("contiguous", "transposed", "stepped"):
+        t, x = make_view(rng, (3, 4, 700), "float32", device, layout)
+        shape = [2, 3, 650]
+        shape[dim] = 5
+        big = rng.integers(0, x.shape[dim], size=shape[:2] + [900]).astype(NP_DTYPE[id_dtype])
+        ids = ember.tensor(big, device=device)[..., 100:750]  # rows of 650, a stride of 900
+        part = x[tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(shape))]
+        ref = np.take_along_axis(part, big[..., 100:750].astype(np.int64), axis=dim)
+        check_exact(t.gather(dim, ids), ref, "float32", device)
+    one = rng.integers(0, 700, size=3000).astype(NP_DTYPE[id_dtype])
+    y = rng.integers(-(2**40), 2**40, size=700)
+    check_exact(ember.tensor(y, device=device).gather(0, ember.tensor(one, device=device)),
+                y[one.astype(np.int64)], "int64", device)
+
+
 def test_gather_picks_per_row(device):
     x = np.array([[10, 11, 12], [20, 21, 22]])
     t = ember.tensor(x, device=device)

@@ -45,6 +45,45 @@ __global__ void gather_kernel(const B* src, const I* ids, B* dst, int64_t n, Wal
   }
 }
 
+// gather whose ids run contiguous along their last dim: a job is kBlock * kGatherUnroll
+// neighbouring elements of one row of the ids, the row's starts found by one walk per
+// job, not per element; each thread keeps kGatherUnroll id-then-data load chains in
+// flight (one chain per thread leaves a gather bound by latency). src's step along the
+// last dim is 0 when that is the gathered dim (without_dim).
+constexpr int kGatherUnroll = 4;
+
+template <typename B, typename I>
+__global__ void gather_rows(const B* __restrict__ src, const I* __restrict__ ids,
+                            B* __restrict__ dst, Walk<2> rows_walk, int64_t rows, int64_t len,
+                            int64_t last_stride, int64_t dim_stride, int64_t size) {
+  constexpr int64_t kJob = int64_t(kBlock) * kGatherUnroll;
+  const int64_t per_row = (len + kJob - 1) / kJob, jobs = rows * per_row;
+  for (int64_t job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const int64_t r = job / per_row, k0 = (job - r * per_row) * kJob + threadIdx.x;
+    int64_t off[2];
+    walk_offsets(rows_walk, r, off);
+    const B* row = src + off[0];
+    const I* id_row = ids + off[1];
+    I id[kGatherUnroll];
+    B v[kGatherUnroll];
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; ++u) {
+      const int64_t k = k0 + u * kBlock;
+      if (k < len) id[u] = id_row[k];
+    }
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; ++u) {
+      const int64_t k = k0 + u * kBlock;
+      if (k < len) v[u] = row[k * last_stride + safe_id(id[u], size) * dim_stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; ++u) {
+      const int64_t k = k0 + u * kBlock;
+      if (k < len) dst[r * len + k] = v[u];
+    }
+  }
+}
+
 // index_select as rows: src viewed as (outer, dim, inner) with the inner block contiguous
 // and the outer dims one stride. Each output row (o, j) is src's row (o, ids[j]): a block
 // copies it with 16-byte vectors where it can (kRowsVec), else element by element.
@@ -205,9 +244,29 @@ void CudaStorage::gather(const Layout& src, int64_t dim, const BackendStorage& i
   const int64_t n = ids_layout.numel();
   if (n == 0) return;
   Layout sl = without_dim(src, ids_layout.shape(), dim);
-  Walk<2> w = make_walk<2>("gather", ids_layout.shape(), {&sl, &ids_layout});
   const int64_t dim_stride = src.strides()[size_t(dim)];
   GpuScope scope(cuda().gpu());
+  const int64_t nd = ids_layout.ndim(), len = ids_layout.dim(nd - 1);
+  if (ids_layout.strides()[size_t(nd - 1)] == 1 && len >= 128) {
+    // rows of the ids: the walk covers the dims before the last
+    const Shape outer(ids_layout.shape().begin(), ids_layout.shape().end() - 1);
+    const Layout so(outer, Strides(sl.strides().begin(), sl.strides().end() - 1), sl.offset());
+    const Layout io(outer, Strides(ids_layout.strides().begin(), ids_layout.strides().end() - 1),
+                    ids_layout.offset());
+    const Walk<2> rw = make_walk<2>("gather", outer, {&so, &io});
+    const int64_t rows = n / len, last_stride = sl.strides()[size_t(nd - 1)];
+    const int64_t jobs = rows * ((len + kBlock * kGatherUnroll - 1) / (kBlock * kGatherUnroll));
+    dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
+      using B = decltype(b);
+      using I = decltype(i);
+      gather_rows<B, I><<<unsigned(std::min<int64_t>(jobs, int64_t(1) << 30)), kBlock, 0,
+                          stream()>>>(ptr<B>(), as_cuda(ids).ptr<I>(), as_cuda(dst).ptr<B>(), rw,
+                                      rows, len, last_stride, dim_stride, src.dim(dim));
+    });
+    cuda().check_launch("gather");
+    return;
+  }
+  Walk<2> w = make_walk<2>("gather", ids_layout.shape(), {&sl, &ids_layout});
   dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
     using B = decltype(b);
     using I = decltype(i);
