@@ -379,7 +379,8 @@ def test_integer_sums_count_every_element(device, n):
 # several reduced dims before a kept last one): the reduced elements are walked in memory
 # order, blocks of outputs advancing together. Shapes past one block (512 outputs), with
 # several outer positions, a permuted input, ties and NaN for the arg-reductions.
-COLUMN_CASES = [((700, 600), 0), ((3, 700, 5), 1), ((4, 6, 600), (0, 1)), ((2, 3, 4, 5), (1, 2))]
+COLUMN_CASES = [((700, 600), 0), ((3, 700, 5), 1), ((4, 6, 600), (0, 1)), ((2, 3, 4, 5), (1, 2)),
+                ((40, 36000), 0), ((5, 300, 7), (0, 2))]
 
 
 @pytest.mark.parametrize("shape,dim", COLUMN_CASES)
@@ -405,6 +406,29 @@ def test_reductions_over_outer_dims(device, shape, dim, name, rng):
         # a permuted view: the kept run is not where the memory is dense
         p = to_ember(np.ascontiguousarray(np.swapaxes(x, 0, -1)), name, device).transpose(0, -1)
         np.testing.assert_array_equal(p.argmax(dim).numpy(), x.argmax(axis=dim))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 512, 513])
+def test_reductions_of_many_short_rows(device, n, rng):
+    """Rows of every short length (a GPU gives each a group of lanes, not a block), a
+    row per output of many, ties, NaN, -inf and the int64 sums."""
+    x = np.round(rng.standard_normal((301, n)) * 2).astype(np.float32)  # ties
+    x[7, n // 2] = np.nan
+    x[11, :] = -np.inf
+    x[13, -1] = np.nan
+    t = ember.tensor(x, device=device)
+    sums = t.sum(1).numpy()
+    np.testing.assert_allclose(sums, x.astype(np.float64).sum(axis=1), rtol=1e-6, atol=1e-6)
+    for op in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(t, op)(1).numpy(), getattr(x, op)(axis=1), op)
+    np.testing.assert_array_equal(t.amax(1).numpy(), x.max(axis=1))
+    values, indices = t.min(-1)
+    np.testing.assert_array_equal(values.numpy(), x.min(axis=1))
+    np.testing.assert_array_equal(indices.numpy(), x.argmin(axis=1))
+    i = rng.integers(-(2**40), 2**40, size=(301, n))
+    np.testing.assert_array_equal(ember.tensor(i, device=device).sum(1).numpy(), i.sum(axis=1))
+    m = t.mean(1).numpy()
+    np.testing.assert_allclose(m[~np.isnan(m)], x.mean(axis=1)[~np.isnan(m)], rtol=1e-6, atol=1e-6)
 
 
 def test_arg_reductions_over_the_first_dim_with_nan(device):

@@ -191,15 +191,90 @@ __global__ void finish_rows(const Acc* partial, int64_t outer, int chunks, Out* 
   }
 }
 
-// One thread per output: for reductions across rows (strided reduced dims).
-template <typename T, typename Acc, typename Out>
-__global__ void reduce_columns(const T* src, ReduceShape s, Out* dst) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; row < s.outer; row += step) {
-    int64_t base[1];
-    walk_offsets(s.kept, row, base);
+// Many short rows: a group of G lanes (a power of two up to a warp) per row, rows of a
+// warp side by side, so that no block idles on a row of 16 elements; the group's lanes
+// merge by shuffles (a lane only ever takes a value from its own group's lanes above it).
+template <typename T, typename Acc, typename Out, int G>
+__global__ void reduce_short_rows(const T* src, ReduceShape s, Out* dst) {
+  const int lane = int(threadIdx.x) % G;
+  const int64_t per_block = blockDim.x / G, step = int64_t(gridDim.x) * per_block;
+  const int64_t st = s.reduced.stride[0][0];
+  // the loop's trip count is the same for every thread: all of a warp meet at the shuffles
+  for (int64_t first = int64_t(blockIdx.x) * per_block; first < s.outer; first += step) {
+    const int64_t row = first + threadIdx.x / G;
     Acc a;
-    for (int64_t i = 0; i < s.inner; ++i) a.add(src[base[0] + reduced_offset(s.reduced, i)], i);
+    if (row < s.outer) {
+      int64_t base[1];
+      walk_offsets(s.kept, row, base);
+      const T* p = src + base[0];
+#pragma unroll 4
+      for (int64_t i = lane; i < s.inner; i += G) a.add(p[i * st], i);
+    }
+#pragma unroll
+    for (int d = G / 2; d > 0; d >>= 1) a.merge(a.down(d));
+    if (lane == 0 && row < s.outer) dst[row] = a.template result<Out>();
+  }
+}
+
+// Reductions across rows (a strided reduced dim; kept outputs side by side in memory): a
+// block is kColX outputs by kColY threads down the reduced dim, loads coalesced across
+// the outputs, four in flight per thread; the reduced dim splits over `splits` blocks
+// when the outputs alone cannot fill the GPU, each writing a partial (split-major).
+constexpr int kColX = 32, kColY = kBlock / kColX;
+
+template <typename T, typename Acc, typename Out>
+__global__ void reduce_columns(const T* src, ReduceShape s, Out* dst, Acc* partial, int splits,
+                               int64_t per_split) {
+  __shared__ unsigned char raw[sizeof(Acc) * kBlock];
+  Acc* part = reinterpret_cast<Acc*>(raw);
+  const int tx = int(threadIdx.x) % kColX, ty = int(threadIdx.x) / kColX;
+  const int64_t col_blocks = (s.outer + kColX - 1) / kColX, jobs = col_blocks * splits;
+  for (int64_t job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const int64_t cb = job / splits;
+    const int split = int(job - cb * splits);
+    const int64_t row = cb * kColX + tx;
+    Acc a;
+    if (row < s.outer) {
+      int64_t base[1];
+      walk_offsets(s.kept, row, base);
+      const T* p = src + base[0];
+      const int64_t lo = split * per_split, hi = min(s.inner, lo + per_split);
+      int64_t i = lo + ty;
+      if (s.reduced.ndim == 1) {
+        const int64_t st = s.reduced.stride[0][0];
+        for (; i + 3 * kColY < hi; i += 4 * kColY) {
+          const T x0 = p[i * st], x1 = p[(i + kColY) * st], x2 = p[(i + 2 * kColY) * st],
+                  x3 = p[(i + 3 * kColY) * st];
+          a.add(x0, i);
+          a.add(x1, i + kColY);
+          a.add(x2, i + 2 * kColY);
+          a.add(x3, i + 3 * kColY);
+        }
+        for (; i < hi; i += kColY) a.add(p[i * st], i);
+      } else {
+        for (; i < hi; i += kColY) a.add(p[reduced_offset(s.reduced, i)], i);
+      }
+    }
+    part[threadIdx.x] = a;
+    __syncthreads();
+    if (ty == 0 && row < s.outer) {
+      for (int y = 1; y < kColY; ++y) a.merge(part[y * kColX + tx]);
+      if (partial)
+        partial[int64_t(split) * s.outer + row] = a;
+      else
+        dst[row] = a.template result<Out>();
+    }
+    __syncthreads();  // part is reused by the next job
+  }
+}
+
+// Merges each output's partials of reduce_columns, a thread per output.
+template <typename Acc, typename Out>
+__global__ void finish_columns(const Acc* partial, int64_t outer, int splits, Out* dst) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; row < outer; row += step) {
+    Acc a;
+    for (int c = 0; c < splits; ++c) a.merge(partial[int64_t(c) * outer + row]);
     dst[row] = a.template result<Out>();
   }
 }
@@ -243,15 +318,51 @@ void launch(const CudaStorage& in, const Layout& src, int64_t reduced_dims, Out*
   const int64_t blocks_wanted = int64_t(dev.sm_count()) * per_sm;
   constexpr int V = vec_width<T>();
   const bool dense = rows && aligned16(in.ptr<T>() + s.kept.offset[0]) && steps_by(s.kept, 0, V);
-  if (!rows && s.kept.ndim > 0 && s.outer >= 256) {
-    reduce_columns<T, Acc, Out><<<grid_for(s.outer), kBlock, 0, st>>>(in.ptr<T>(), s, dst);
+  auto& d = const_cast<CudaDevice&>(dev);
+  if (!rows && s.kept.ndim > 0) {
+    // Enough blocks for every SM to hold eight: split the reduced dim while the outputs'
+    // blocks fall short, keeping each split at least kColY * 8 elements long.
+    const int64_t col_blocks = (s.outer + kColX - 1) / kColX;
+    const int64_t want = int64_t(dev.sm_count()) * 8;
+    int splits = int(std::clamp<int64_t>((want + col_blocks - 1) / col_blocks, 1,
+                                         std::max<int64_t>(1, s.inner / (kColY * 8))));
+    const int64_t per_split = std::max<int64_t>(1, (s.inner + splits - 1) / splits);
+    splits = int(std::max<int64_t>(1, (s.inner + per_split - 1) / per_split));
+    const unsigned grid = unsigned(std::min<int64_t>(col_blocks * splits, int64_t(1) << 30));
+    if (splits <= 1) {
+      reduce_columns<T, Acc, Out><<<grid, kBlock, 0, st>>>(in.ptr<T>(), s, dst, nullptr, 1,
+                                                          s.inner);
+    } else {
+      const size_t scratch_bytes = size_t(s.outer) * splits * sizeof(Acc);
+      void* scratch = d.allocate(scratch_bytes);
+      auto* partial = static_cast<Acc*>(scratch);
+      reduce_columns<T, Acc, Out><<<grid, kBlock, 0, st>>>(in.ptr<T>(), s, dst, partial, splits,
+                                                          per_split);
+      finish_columns<Acc, Out><<<grid_for(s.outer), kBlock, 0, st>>>(partial, s.outer, splits,
+                                                                    dst);
+      d.free(scratch, scratch_bytes);  // stream-ordered: after the pass that reads it
+    }
+  } else if (rows && s.inner <= 512 && s.outer > 1) {
+    const int g = s.inner <= 2 ? 2 : s.inner <= 4 ? 4 : s.inner <= 8 ? 8 : s.inner <= 16 ? 16 : 32;
+    const unsigned grid =
+        unsigned(std::min<int64_t>((s.outer * g + kBlock - 1) / kBlock, int64_t(1) << 30));
+    auto run = [&](auto group) {
+      constexpr int G = decltype(group)::value;
+      reduce_short_rows<T, Acc, Out, G><<<grid, kBlock, 0, st>>>(in.ptr<T>(), s, dst);
+    };
+    switch (g) {
+      case 2: run(std::integral_constant<int, 2>{}); break;
+      case 4: run(std::integral_constant<int, 4>{}); break;
+      case 8: run(std::integral_constant<int, 8>{}); break;
+      case 16: run(std::integral_constant<int, 16>{}); break;
+      default: run(std::integral_constant<int, 32>{}); break;
+    }
   } else if (s.outer < blocks_wanted / 2 && s.inner >= (int64_t(1) << 16)) {
     // Few long rows: each over several blocks, then one pass over the partials.
     int chunks = int(std::min<int64_t>((blocks_wanted + s.outer - 1) / s.outer, s.inner / 4096));
     int64_t per_chunk = (s.inner + chunks - 1) / chunks;
     per_chunk = (per_chunk + V - 1) / V * V;
     chunks = int((s.inner + per_chunk - 1) / per_chunk);
-    auto& d = const_cast<CudaDevice&>(dev);
     const size_t scratch_bytes = size_t(s.outer) * chunks * sizeof(Acc);
     void* scratch = d.allocate(scratch_bytes);
     auto* partial = static_cast<Acc*>(scratch);
