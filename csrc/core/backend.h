@@ -221,6 +221,15 @@ class BackendStorage {
                                   BackendStorage& dst) const {
     return false;
   }
+  // The variance over the trailing `reduced_dims` dims of a float32 or half src (its std
+  // when `root`), into contiguous dst of src's dtype: one pass, accumulated in double
+  // about the row's first element (so no cancellation, underflow or overflow that the
+  // output's precision would show), divided by max(n - correction, 0). false where the
+  // backend has no such kernel (core then composes it from several passes).
+  virtual bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
+                          BackendStorage& dst) const {
+    return false;
+  }
   // (log-)softmax over the last dim of src into contiguous dst of the same shape.
   virtual void softmax(const Layout& src, bool log, BackendStorage& dst) const = 0;
   // Inclusive cumsum / cumprod along the last dim of src into contiguous dst of the same

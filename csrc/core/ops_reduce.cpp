@@ -85,6 +85,20 @@ std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdi
   return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
 }
 
+std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
+                                   double correction, bool root, bool keepdim) {
+  const Reduction r = plan_reduction(t, reduced_mask(op, t, dims));
+  Tensor dst = empty(r.kept, t.dtype(), t.device(), op);
+  bool done = false;
+  {
+    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
+    done = t.storage()->impl().reduce_var(t.layout().permute(r.order), r.n_reduced, correction,
+                                          root, dst.storage()->impl());
+  }
+  if (!done) return std::nullopt;
+  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
+}
+
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {
   if (autograd::wants_grad({&t})) return autograd::d::mean(t, dims, keepdim);
   if (!dtype_is_float(t.dtype()))

@@ -103,6 +103,8 @@ Tensor var(const Tensor& t, const Dims& dims, double correction, bool keepdim) {
   Reduced r = reduced("var", t, dims);
   Tensor x = float_input("var", t);
   if (r.count == 0) return nan_result(r, t, keepdim);
+  if (t.dtype() != DType::F64 && !autograd::wants_grad({&t}))
+    if (auto v = var_one_pass("var", t, dims, correction, false, keepdim)) return *v;
   Spread v = spread(x, r, dims, correction, keepdim);
   return as_input_dtype(binary(BinaryOp::Mul, binary(BinaryOp::Mul, v.q, v.scale), v.scale), t);
 }
@@ -111,6 +113,8 @@ Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdi
   Reduced r = reduced("std", t, dims);
   Tensor x = float_input("std", t);
   if (r.count == 0) return nan_result(r, t, keepdim);
+  if (t.dtype() != DType::F64 && !autograd::wants_grad({&t}))
+    if (auto v = var_one_pass("std", t, dims, correction, true, keepdim)) return *v;
   Spread v = spread(x, r, dims, correction, keepdim);
   // The root is taken before a half input's rounding, not after.
   return as_input_dtype(binary(BinaryOp::Mul, unary(UnaryOp::Sqrt, v.q), v.scale), t);

@@ -142,6 +142,10 @@ Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim);
 // The sum of t * t over dims in one pass, for norm(p=2) of a float tensor outside
 // autograd; nullopt where t's backend has no such kernel.
 std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim);
+// var (std when root) of a float32 or half t in one pass where the backend has the
+// kernel (BackendStorage::reduce_var); nullopt elsewhere. Not for autograd.
+std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
+                                   double correction, bool root, bool keepdim);
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);
 // argmax/argmin over one dim, or over the flattened tensor when dim is empty
 Tensor arg_reduce(ReduceOp op, const Tensor& t, std::optional<int64_t> dim, bool keepdim);

@@ -77,6 +77,57 @@ struct SumAcc {
   void merge(const SumAcc& o) { total = wrap_add(total, o.total); }
 };
 
+// var and std in one pass: the count, mean and sum of squared deviations in double. A
+// run's own mean comes first (a second pass over the run while it is in cache), runs and
+// threads' parts join by Chan's update, a single element (a column walk's step) by
+// Welford's: no cancellation, and float32 or half values can neither overflow nor
+// underflow a double's squares.
+template <typename T>
+struct MomentsAcc {
+  double n = 0, mean = 0, m2 = 0;
+  static double value(T v) { return double(compute_t<T>(v)); }
+  void add_run(const T* p, int64_t stride, int64_t cnt, int64_t) {
+    if (cnt <= 1) {
+      if (cnt == 1) add_one(p[0], 0);
+      return;
+    }
+    double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= cnt; i += 4)
+      for (int k = 0; k < 4; ++k) s[k] += value(p[(i + k) * stride]);
+    for (; i < cnt; ++i) s[0] += value(p[i * stride]);
+    const double m = ((s[0] + s[1]) + (s[2] + s[3])) / double(cnt);
+    for (i = 0; i + 4 <= cnt; i += 4)
+      for (int k = 0; k < 4; ++k) {
+        const double d = value(p[(i + k) * stride]) - m;
+        q[k] += d * d;
+      }
+    for (; i < cnt; ++i) {
+      const double d = value(p[i * stride]) - m;
+      q[0] += d * d;
+    }
+    merge(MomentsAcc{double(cnt), m, (q[0] + q[1]) + (q[2] + q[3])});
+  }
+  void add_short(const T* p, int64_t cnt) { add_run(p, 1, cnt, 0); }
+  void add_one(T v, int64_t) {
+    const double x = value(v), d = x - mean;
+    n += 1;
+    mean += d / n;
+    m2 += d * (x - mean);
+  }
+  void merge(const MomentsAcc& o) {
+    if (o.n == 0) return;
+    if (n == 0) {
+      *this = o;
+      return;
+    }
+    const double total = n + o.n, d = o.mean - mean;
+    mean += d * (o.n / total);
+    m2 += o.m2 + d * d * (n * (o.n / total));
+    n = total;
+  }
+};
+
 // Max/min and their arg versions: NaN wins (as numpy), the first index wins ties.
 template <typename T, bool kMax>
 struct ExtremeAcc {
@@ -326,6 +377,26 @@ bool CpuStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
       using A = SumAcc<T, true>;
       run_reduce<T, A>(ptr<T>(), src, reduced_dims, as_cpu(dst).ptr<T>(),
                        [](const A& a, int64_t) { return T(a.total); });
+      done = true;
+    }
+  });
+  return done;
+}
+
+bool CpuStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
+                            bool root, BackendStorage& dst) const {
+  bool done = false;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T> && !std::is_same_v<T, double>) {
+      using A = MomentsAcc<T>;
+      run_reduce<T, A>(ptr<T>(), src, reduced_dims, as_cpu(dst).ptr<T>(),
+                       [correction, root](const A& a, int64_t) {
+                         // PyTorch divides by max(N - correction, 0)
+                         double q = a.m2 / std::max(a.n - correction, 0.0);
+                         q = q < 0 ? 0.0 : q;  // NaN stays
+                         return T(float(root ? std::sqrt(q) : q));
+                       });
       done = true;
     }
   });

@@ -13,6 +13,7 @@ template <typename T>
 struct SumAcc {
   using Value = std::conditional_t<is_float_v<T>, double, int64_t>;
   Value v = 0;
+  __device__ void begin(T) {}
   __device__ void add(T x, int64_t) { v = wrap_add(v, Value(to_c(x))); }
   __device__ void merge(const SumAcc& o) { v = wrap_add(v, o.v); }
   __device__ SumAcc down(int delta) const {
@@ -37,6 +38,7 @@ struct ExtremeAcc {
   C v = C(0);
   int64_t i = -1;  // -1: empty
   __device__ static bool nan(C x) { return x != x; }
+  __device__ void begin(T) {}
   __device__ void merge(const ExtremeAcc& o) {
     if (o.i < 0) return;
     bool take;
@@ -78,6 +80,7 @@ struct Bounds {
 template <typename T>
 struct BoundsAcc {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
+  __device__ void begin(T) {}
   __device__ void add(T x, int64_t) {
     lo = min(lo, int64_t(x));
     hi = max(hi, int64_t(x));
@@ -97,6 +100,57 @@ struct BoundsAcc {
     return Out{lo, hi};
   }
 };
+
+// var and std in one pass: sums of the deviations from the row's first element and of
+// their squares, in double (begin() takes that element; every accumulator of a row gets
+// the same one, so sums merge by addition). A float32 or half value's squares neither
+// overflow nor underflow a double, and a sample's own offset from the mean is at most
+// the spread of the row, so the shift leaves no cancellation the output could show.
+struct Moments {
+  double s1, s2;
+  int64_t n;
+};
+template <typename T>
+struct MomentsAcc {
+  double k = 0, s1 = 0, s2 = 0;
+  int64_t n = 0;
+  __device__ void begin(T first) { k = double(to_c(first)); }
+  __device__ void add(T x, int64_t) {
+    const double d = double(to_c(x)) - k;
+    s1 += d;
+    s2 = fma(d, d, s2);
+    ++n;
+  }
+  __device__ void merge(const MomentsAcc& o) {
+    s1 += o.s1;
+    s2 += o.s2;
+    n += o.n;
+  }
+  __device__ MomentsAcc down(int delta) const {
+    MomentsAcc o;
+    o.s1 = shfl_down(s1, delta);
+    o.s2 = shfl_down(s2, delta);
+    o.n = shfl_down(n, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    return Out{s1, s2, n};
+  }
+};
+
+template <typename T>
+__global__ void finish_var(const Moments* m, int64_t outer, double correction, bool root,
+                           T* dst) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < outer; i += step) {
+    const double n = double(m[i].n);
+    // PyTorch divides by max(N - correction, 0)
+    double q = (m[i].s2 - m[i].s1 * (m[i].s1 / n)) / fmax(n - correction, 0.0);
+    q = q < 0 ? 0.0 : q;  // NaN stays
+    dst[i] = saturate_from_double<T>(root ? sqrt(q) : q);
+  }
+}
 
 // The reduced dims (merged) and the kept dims of the source, in elements.
 struct ReduceShape {
@@ -162,6 +216,7 @@ __global__ void reduce_rows(const T* src, ReduceShape s, Out* dst, Acc* partial,
     walk_offsets(s.kept, row, base);
     const int64_t lo = min(s.inner, chunk * per_chunk), hi = min(s.inner, lo + per_chunk);
     Acc a;
+    if (s.inner > 0) a.begin(src[base[0]]);
     if (dense) {
       add_dense(a, src + base[0], lo, hi);
     } else {
@@ -207,6 +262,7 @@ __global__ void reduce_short_rows(const T* src, ReduceShape s, Out* dst) {
       int64_t base[1];
       walk_offsets(s.kept, row, base);
       const T* p = src + base[0];
+      if (s.inner > 0) a.begin(p[0]);
 #pragma unroll 4
       for (int64_t i = lane; i < s.inner; i += G) a.add(p[i * st], i);
     }
@@ -238,6 +294,7 @@ __global__ void reduce_columns(const T* src, ReduceShape s, Out* dst, Acc* parti
       int64_t base[1];
       walk_offsets(s.kept, row, base);
       const T* p = src + base[0];
+      if (s.inner > 0) a.begin(p[0]);
       const int64_t lo = split * per_split, hi = min(s.inner, lo + per_split);
       int64_t i = lo + ty;
       if (s.reduced.ndim == 1) {
@@ -419,6 +476,28 @@ BackendStorage::IndexBounds CudaStorage::index_bounds(const Layout& src) const {
       return nullptr;
     }
   });
+}
+
+bool CudaStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
+                             bool root, BackendStorage& dst) const {
+  if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;
+  dispatch(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T> && !std::is_same_v<T, double>) {
+      const int64_t outer = shape_numel(Shape(src.shape().begin(), src.shape().end() - reduced_dims));
+      if (outer == 0) return;
+      auto& d = cuda();
+      const size_t bytes = size_t(outer) * sizeof(Moments);
+      auto* sums = static_cast<Moments*>(d.allocate(bytes));
+      launch<T, MomentsAcc<T>>(*this, src, reduced_dims, sums);
+      GpuScope scope(d.gpu());
+      finish_var<T><<<grid_for(outer), kBlock, 0, stream()>>>(sums, outer, correction, root,
+                                                                as_cuda(dst).ptr<T>());
+      d.check_launch("var");
+      d.free(sums, bytes);  // stream-ordered: after the pass that reads it
+    }
+  });
+  return true;
 }
 
 }  // namespace ember::cuda
