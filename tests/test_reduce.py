@@ -348,6 +348,30 @@ def test_softmax_rows_sum_to_one(device, rng):
     assert (s >= 0).all()
 
 
+@pytest.mark.parametrize("n", [4, 8, 16, 64, 128, 136, 256, 512, 1024, 1032])
+@pytest.mark.parametrize("name", ["float32", "bfloat16"])
+def test_softmax_of_many_short_rows(device, n, name, rng):
+    """Rows of the lengths a GPU gives a warp each (whole vectors, up to 1024 values) and
+    just past them, with a NaN row, a row of -inf and one -inf value."""
+    if not require_dtype(device, name):
+        return
+    x = rounded(rng.standard_normal((300, n)) * 4, name)
+    x[5, 1] = np.nan
+    x[6, :] = -np.inf
+    x[7, 0] = -np.inf
+    t = to_ember(x, name, device)
+    with np.errstate(invalid="ignore"):  # the row of -inf: NaN, as PyTorch's
+        want = np_softmax(x.astype(np.float64), -1)
+        want_log = np_log_softmax(x.astype(np.float64), -1)
+    tol = 1e-5 if name == "float32" else 1e-2
+    for got, ref in ((t.softmax(-1), want), (t.log_softmax(1), want_log)):
+        g = got.to_dtype(ember.float32).numpy().astype(np.float64)
+        assert got.dtype == t.dtype
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(ref))
+        ok = ~np.isnan(ref)
+        np.testing.assert_allclose(g[ok], ref[ok], rtol=tol, atol=tol)
+
+
 def test_softmax_zero_size_and_0d(device):
     assert ember.zeros(0, 4, device=device).softmax(1).shape == (0, 4)
     assert ember.zeros(3, 0, device=device).softmax(1).shape == (3, 0)

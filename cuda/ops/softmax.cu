@@ -158,6 +158,83 @@ __global__ void softmax_dense(const T* src, Rows r, T* dst) {
   }
 }
 
+// max or sum over a warp, seen by every lane.
+template <bool kMax, typename C>
+__device__ C warp_all(C v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) {
+    C o = __shfl_xor_sync(0xffffffffu, v, d);
+    v = kMax ? (o > v ? o : v) : v + o;  // NaN never wins a max, as block_all
+  }
+  return v;
+}
+
+// Dense short rows (up to kVecs 16-byte vectors per lane): a warp per row, several rows
+// per block, the row's max and sum by shuffles alone. A block per row would leave most
+// of its threads idle on rows of 128 and pay two block-wide barriers per row.
+constexpr int kWarpRows = kBlock / 32;
+
+template <typename T, int kVecs, bool log>
+__global__ void softmax_warp(const T* src, Rows r, T* dst) {
+  using C = compute_t<T>;
+  constexpr int V = vec_width<T>();
+  const int lane = int(threadIdx.x) & 31;
+  const int nv = int(r.n / V);
+  const int64_t step = int64_t(gridDim.x) * kWarpRows;
+  for (int64_t row = int64_t(blockIdx.x) * kWarpRows + (threadIdx.x >> 5); row < r.count;
+       row += step) {
+    int64_t base[1];
+    walk_offsets(r.outer, row, base);
+    auto x = reinterpret_cast<const Vec<T, V>*>(src + base[0]);
+    auto y = reinterpret_cast<Vec<T, V>*>(dst + row * r.n);
+    C v[kVecs][V];
+    C mx = C(-INFINITY);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int j = lane + k * 32;
+      Vec<T, V> in;
+      if (j < nv) in = x[j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        v[k][e] = j < nv ? to_c(in.v[e]) : C(-INFINITY);
+        mx = v[k][e] > mx ? v[k][e] : mx;
+      }
+    }
+    mx = shift(warp_all<true>(mx));
+    C sum = 0;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const C ex = m_exp(v[k][e] - mx);  // exp(-inf) adds 0
+        sum += ex;
+        if (!log) v[k][e] = ex;
+      }
+    sum = warp_all<false>(sum);
+    const C log_sum = log ? m_log(sum) : C(0), inv = C(1) / sum;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int j = lane + k * 32;
+      if (j >= nv) continue;
+      Vec<T, V> out;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : v[k][e] * inv);
+      y[j] = out;
+    }
+  }
+}
+
+template <typename T, int kVecs>
+void launch_warp(const T* src, const Rows& r, T* dst, bool log, cudaStream_t stream) {
+  const unsigned blocks =
+      unsigned(std::min<int64_t>((r.count + kWarpRows - 1) / kWarpRows, int64_t(1) << 30));
+  if (log)
+    softmax_warp<T, kVecs, true><<<blocks, kBlock, 0, stream>>>(src, r, dst);
+  else
+    softmax_warp<T, kVecs, false><<<blocks, kBlock, 0, stream>>>(src, r, dst);
+}
+
 template <typename T, int kItems, bool log>
 void launch_dense(const T* src, const Rows& r, T* dst, unsigned blocks, int threads,
                   cudaStream_t stream) {
@@ -191,6 +268,18 @@ void CudaStorage::softmax(const Layout& src, bool log, BackendStorage& dst) cons
       const bool dense = r.stride == 1 && n % V == 0 && aligned16(ptr<T>() + src.offset()) &&
                          aligned16(out) && n <= int64_t(kDenseItems) * 1024 &&
                          steps_by(r.outer, 0, V);
+      if (dense && n <= int64_t(32) * V * 8) {  // short rows: a warp each
+        const int64_t vecs = (n / V + 31) / 32;
+        if (vecs <= 1)
+          launch_warp<T, 1>(ptr<T>(), r, out, log, stream());
+        else if (vecs <= 2)
+          launch_warp<T, 2>(ptr<T>(), r, out, log, stream());
+        else if (vecs <= 4)
+          launch_warp<T, 4>(ptr<T>(), r, out, log, stream());
+        else
+          launch_warp<T, 8>(ptr<T>(), r, out, log, stream());
+        return;
+      }
       if (dense) {  // the fewest threads that hold the row: more rows in flight per SM
         int threads = 32;
         while (int64_t(threads) * kDenseItems < n) threads *= 2;
