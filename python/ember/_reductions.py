@@ -57,8 +57,9 @@ def _extreme(name: str, values, indices, result):
             return values(input, None, keepdim, out=out)
         d = _one_dim(name, dim)
         if out is None:
-            if isinstance(input, _core.Tensor) and input.ndim > 0 and input.requires_grad and _core.is_grad_enabled():
-                # PyTorch's rule: the gradient goes to the index returned, ties or not
+            if isinstance(input, _core.Tensor) and input.ndim > 0:
+                # One pass: the indices, then the value at each (a read per output). The
+                # gradient goes to the index returned, ties or not, as PyTorch's.
                 at = indices(input, d, True)
                 vals = _core.gather(input, d, at)
                 return result(vals if keepdim else vals.squeeze(d), at if keepdim else at.squeeze(d))
