@@ -169,6 +169,8 @@ class CudaStorage : public BackendStorage {
   // One pass into a readback slot; the callable waits for its event only.
   IndexBounds index_bounds(const Layout& src) const override;
   bool index_reads_clamp() const override { return true; }
+  bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                          BackendStorage& dst) const override;
   // One pass (sums about the row's first element, in double), then one thread per output.
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;

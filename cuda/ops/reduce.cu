@@ -9,12 +9,19 @@ namespace ember::cuda {
 namespace {
 
 // Floats sum in double (free next to the memory traffic), integers in int64 with wrap.
-template <typename T>
+// kSquares (floats, norm's p = 2): each value squared first, in its compute type, as the
+// CPU's.
+template <typename T, bool kSquares = false>
 struct SumAcc {
   using Value = std::conditional_t<is_float_v<T>, double, int64_t>;
   Value v = 0;
   __device__ void begin(T) {}
-  __device__ void add(T x, int64_t) { v = wrap_add(v, Value(to_c(x))); }
+  __device__ void add(T x, int64_t) {
+    if constexpr (kSquares)
+      v += Value(to_c(x) * to_c(x));
+    else
+      v = wrap_add(v, Value(to_c(x)));
+  }
   __device__ void merge(const SumAcc& o) { v = wrap_add(v, o.v); }
   __device__ SumAcc down(int delta) const {
     SumAcc o;
@@ -496,6 +503,19 @@ bool CudaStorage::reduce_var(const Layout& src, int64_t reduced_dims, double cor
       d.check_launch("var");
       d.free(sums, bytes);  // stream-ordered: after the pass that reads it
     }
+  });
+  return true;
+}
+
+bool CudaStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                                     BackendStorage& dst) const {
+  if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16 &&
+      dtype_ != DType::F64)
+    return false;
+  dispatch(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>)
+      launch<T, SumAcc<T, true>>(*this, src, reduced_dims, as_cuda(dst).ptr<T>());
   });
   return true;
 }
