@@ -40,7 +40,13 @@ struct SumAcc {
   void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
     if constexpr (std::is_same_v<T, float>) {
       if (stride == 1) return add_dense(p, n);
-    } else if constexpr (is_half_v<T>) {
+    } else if constexpr (std::is_same_v<T, bf16> && !kSquares) {
+      if (stride == 1) {  // widened by a shift inside the vectorised blocks
+        total += sum_bf16(reinterpret_cast<const uint16_t*>(p), n);
+        return;
+      }
+    }
+    if constexpr (is_half_v<T>) {
       if (stride == 1 && n > kChunk) {  // float chunks (vectorised conversion), summed as float runs
         float buf[kChunk];
         for (int64_t i = 0; i < n; i += kChunk) {

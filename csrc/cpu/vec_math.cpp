@@ -344,6 +344,23 @@ EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   return total;
 }
 
+EMBER_TARGET_CLONES double sum_bf16(const uint16_t* x, int64_t n) {
+  // as sumsq_f32's blocks: a bfloat16 is a float32's top half, widened by a shift
+  double total = 0;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    float acc[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= m; j += kLanes)
+      for (int k = 0; k < kLanes; ++k) acc[k] += bf16::to_float(x[i + j + k]);
+    for (int k = 0; j < m; ++j, ++k) acc[k] += bf16::to_float(x[i + j]);
+    for (int w = kLanes / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
+    total += acc[0];
+  }
+  return total;
+}
+
 EMBER_TARGET_CLONES double sumsq_f32(const float* x, int64_t n) {
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {

@@ -20,6 +20,8 @@ void erf_f32(const float* x, float* y, int64_t n);
 // values and more are read as four streams at once (quarters), for memory bandwidth.
 double sum_f32(const float* x, int64_t n);
 
+// The sum of a dense run of bfloat16 (their bits), in float blocks of 1024 as sumsq_f32.
+double sum_bf16(const uint16_t* x, int64_t n);
 // The sum of the squares of a dense run, in blocks as sum_f32 sums.
 double sumsq_f32(const float* x, int64_t n);
 
