@@ -525,6 +525,20 @@ def test_softmax_over_an_outer_dim(device, log, rng):
             lse = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
             want = shifted - lse if log else np.exp(shifted - lse)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    # past one block of rows (1024) and of columns (64), a part-block of each, -inf columns
+    y = rng.standard_normal((2, 1100, 150)).astype(np.float32) * 3
+    y[1, :, 70] = -np.inf
+    y[0, 5, 149] = np.inf
+    u = ember.tensor(y, device=device)
+    for dim in (0, 1):
+        got = (u.log_softmax(dim) if log else u.softmax(dim)).numpy()
+        with np.errstate(invalid="ignore"):
+            shifted = y.astype(np.float64) - y.max(axis=dim, keepdims=True)
+            lse = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+            want = shifted - lse if log else np.exp(shifted - lse)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        ok = ~np.isnan(want)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-5, atol=1e-6)
     torch = pytest.importorskip("torch")
     ref = torch.tensor(x).log_softmax(0) if log else torch.tensor(x).softmax(0)
     np.testing.assert_allclose((t.log_softmax(0) if log else t.softmax(0)).numpy(), ref.numpy(),

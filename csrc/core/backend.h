@@ -230,6 +230,14 @@ class BackendStorage {
                           BackendStorage& dst) const {
     return false;
   }
+  // (log-)softmax over dim `dim` of a contiguous src, not its last dim (each softmax a
+  // column of a row-major tensor), into contiguous dst of src's shape. false where the
+  // backend has no such kernel (core then composes it from column reductions and
+  // elementwise ops).
+  virtual bool softmax_columns(const Layout& src, int64_t dim, bool log,
+                               BackendStorage& dst) const {
+    return false;
+  }
   // (log-)softmax over the last dim of src into contiguous dst of the same shape.
   virtual void softmax(const Layout& src, bool log, BackendStorage& dst) const = 0;
   // Inclusive cumsum / cumprod along the last dim of src into contiguous dst of the same

@@ -148,6 +148,15 @@ Tensor softmax(const Tensor& t, int64_t dim, bool log) {
     // reduction plan's columns), instead of a row kernel gathering every row from a
     // column. The same math as the row kernels: shift by the max, exp, sum; 16-bit floats
     // compute in float32 and round once. The result is laid out like the input.
+    if (t.is_contiguous()) {
+      Tensor dst = empty(t.shape(), t.dtype(), t.device(), name);
+      bool done = false;
+      {
+        StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
+        done = t.storage()->impl().softmax_columns(t.layout(), d, log, dst.storage()->impl());
+      }
+      if (done) return dst;
+    }
     const bool half = dtype_size(t.dtype()) == 2;
     const Tensor x = half ? to_dtype(t, DType::F32) : t;
     const Tensor shifted = binary(BinaryOp::Sub, x, reduce(ReduceOp::Max, x, {d}, true));

@@ -52,6 +52,8 @@ class CpuStorage : public BackendStorage {
   IndexBounds index_bounds(const Layout& src) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
+  bool softmax_columns(const Layout& src, int64_t dim, bool log,
+                       BackendStorage& dst) const override;
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
 

@@ -86,4 +86,26 @@ void CpuStorage::softmax(const Layout& src, bool log, BackendStorage& dst) const
   });
 }
 
+bool CpuStorage::softmax_columns(const Layout& src, int64_t dim, bool log,
+                                 BackendStorage& dst) const {
+  if (dtype_ != DType::F32) return false;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= src.dim(d);
+  for (int64_t d = dim + 1; d < src.ndim(); ++d) inner *= src.dim(d);
+  const int64_t n = src.dim(dim), blocks = (inner + kSoftCols - 1) / kSoftCols;
+  const float* in = ptr<float>() + src.offset();
+  float* out = as_cpu(dst).ptr<float>();
+  // tasks: (outer position, block of columns); each touches n * kSoftCols values thrice
+  parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / 8 / (n * kSoftCols)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t t = lo; t < hi; ++t) {
+                   const int64_t o = t / blocks, j0 = (t % blocks) * kSoftCols;
+                   const int64_t at = o * n * inner + j0;
+                   softmax_cols_f32(in + at, n, inner, std::min(kSoftCols, inner - j0), log,
+                                    out + at);
+                 }
+               });
+  return true;
+}
+
 }  // namespace ember::cpu

@@ -462,6 +462,53 @@ double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n) {
   return exp_shift_sum_clones(x, shift, y, n);
 }
 
+EMBER_TARGET_CLONES void softmax_cols_f32(const float* x, int64_t n, int64_t stride, int64_t m,
+                                          bool log, float* y) {
+  float mx[kSoftCols], r[kSoftCols], part[kSoftCols];
+  double total[kSoftCols];
+  for (int64_t j = 0; j < kSoftCols; ++j) mx[j] = -INFINITY, total[j] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * stride;
+    for (int64_t j = 0; j < kSoftCols; ++j)
+      if (j < m) mx[j] = row[j] > mx[j] ? row[j] : mx[j];  // NaN ignored: the sum carries it
+  }
+  for (int64_t j = 0; j < kSoftCols; ++j) mx[j] = mx[j] == -INFINITY ? 0.0f : mx[j];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {  // float sums per block of rows, then double
+    for (int64_t j = 0; j < kSoftCols; ++j) part[j] = 0;
+    const int64_t i1 = std::min(n, i0 + kBlock);
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* row = x + i * stride;
+      float* out = y + i * stride;
+      if (log) {
+        for (int64_t j = 0; j < kSoftCols; ++j)
+          if (j < m) part[j] += vf::exp(row[j] - mx[j]);
+      } else {
+        for (int64_t j = 0; j < kSoftCols; ++j)
+          if (j < m) {
+            const float e = vf::exp(row[j] - mx[j]);
+            part[j] += e;
+            out[j] = e;
+          }
+      }
+    }
+    for (int64_t j = 0; j < kSoftCols; ++j) total[j] += part[j];
+  }
+  // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
+  for (int64_t j = 0; j < kSoftCols; ++j)
+    r[j] = log ? float(std::log(total[j])) : float(1.0 / total[j]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * stride;
+    float* out = y + i * stride;
+    if (log) {
+      for (int64_t j = 0; j < kSoftCols; ++j)
+        if (j < m) out[j] = (row[j] - mx[j]) - r[j];
+    } else {
+      for (int64_t j = 0; j < kSoftCols; ++j)
+        if (j < m) out[j] *= r[j];
+    }
+  }
+}
+
 EMBER_TARGET_CLONES void scale_f32(const float* x, float s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
 }

@@ -42,6 +42,12 @@ double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n);
 // float lanes per block of 1024, blocks in double, as exp_shift_sum_f32.
 void softmax_dense_f32(const float* x, float* y, int64_t n);
 
+// softmax (log_softmax) down m <= kSoftCols columns of n rows, x[i * stride + j] into
+// y[i * stride + j]: each pass walks the rows in memory order with the columns' maxima,
+// sums and scales side by side in lanes (softmax over dim 0 of a row-major tensor).
+constexpr int64_t kSoftCols = 64;
+void softmax_cols_f32(const float* x, int64_t n, int64_t stride, int64_t m, bool log, float* y);
+
 // y = x * s over a dense run (y may be x).
 void scale_f32(const float* x, float s, float* y, int64_t n);
 
