@@ -344,16 +344,17 @@ EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   return total;
 }
 
-EMBER_TARGET_CLONES double sum_bf16(const uint16_t* x, int64_t n) {
-  // as sumsq_f32's blocks: a bfloat16 is a float32's top half, widened by a shift
+// The sum of value(i) over i < n: float lanes per block of kBlock, blocks in double.
+template <typename Value>
+__attribute__((always_inline)) inline double lane_block_sum(int64_t n, Value value) {
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {
     const int64_t m = std::min(kBlock, n - i);
     float acc[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= m; j += kLanes)
-      for (int k = 0; k < kLanes; ++k) acc[k] += bf16::to_float(x[i + j + k]);
-    for (int k = 0; j < m; ++j, ++k) acc[k] += bf16::to_float(x[i + j]);
+      for (int k = 0; k < kLanes; ++k) acc[k] += value(i + j + k);
+    for (int k = 0; j < m; ++j, ++k) acc[k] += value(i + j);
     for (int w = kLanes / 2; w >= 1; w /= 2)
       for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
     total += acc[0];
@@ -361,20 +362,13 @@ EMBER_TARGET_CLONES double sum_bf16(const uint16_t* x, int64_t n) {
   return total;
 }
 
+// a bfloat16 is a float32's top half, widened by a shift
+EMBER_TARGET_CLONES double sum_bf16(const uint16_t* x, int64_t n) {
+  return lane_block_sum(n, [x](int64_t i) { return bf16::to_float(x[i]); });
+}
+
 EMBER_TARGET_CLONES double sumsq_f32(const float* x, int64_t n) {
-  double total = 0;
-  for (int64_t i = 0; i < n; i += kBlock) {
-    const int64_t m = std::min(kBlock, n - i);
-    float acc[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= m; j += kLanes)
-      for (int k = 0; k < kLanes; ++k) acc[k] += x[i + j + k] * x[i + j + k];
-    for (int k = 0; j < m; ++j, ++k) acc[k] += x[i + j] * x[i + j];
-    for (int w = kLanes / 2; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
-    total += acc[0];
-  }
-  return total;
+  return lane_block_sum(n, [x](int64_t i) { return x[i] * x[i]; });
 }
 
 EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {

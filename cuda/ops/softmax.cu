@@ -102,62 +102,6 @@ __global__ void softmax_rows(const T* src, Rows r, bool log, T* dst) {
   }
 }
 
-// Dense rows (stride 1, every row 16-byte aligned, n a whole number of vectors): each
-// thread keeps kItems values of its row in registers, read and written as 16-byte vectors.
-// kExact: the rows sit at one stride and the block holds exactly one row, so no load is
-// conditional and every one is issued before the first is used (measured on the H200:
-// 127 us for 8192 x 8192 f32 against 186 us with bounds checks and the general walk).
-template <typename T, int kItems, bool log, bool kExact>
-__global__ void softmax_dense(const T* src, Rows r, T* dst) {
-  using C = compute_t<T>;
-  constexpr int V = vec_width<T>();
-  constexpr int kVecs = kItems / V;
-  const int nv = int(r.n / V);  // at most kItems * 1024 / V
-  for (int64_t row = blockIdx.x; row < r.count; row += gridDim.x) {
-    int64_t base[1] = {r.outer.offset[0] + row * r.row_stride};
-    if constexpr (!kExact) walk_offsets(r.outer, row, base);
-    auto x = reinterpret_cast<const Vec<T, V>*>(src + base[0]);
-    auto y = reinterpret_cast<Vec<T, V>*>(dst + row * r.n);
-    C v[kVecs][V];
-    C mx = C(-INFINITY);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int j = int(threadIdx.x) + k * int(blockDim.x);
-      const bool in_row = kExact || j < nv;
-      Vec<T, V> in;
-      if (in_row) in = x[j];
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        v[k][e] = in_row ? to_c(in.v[e]) : C(-INFINITY);
-        mx = v[k][e] > mx ? v[k][e] : mx;
-      }
-    }
-    mx = shift(block_all<true>(mx));
-    // One exp per value (kept for the output): exp, not memory, bounds this kernel.
-    C sum = 0;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k)
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const C ex = m_exp(v[k][e] - mx);  // exp(-inf) adds 0
-        sum += ex;
-        if (!log) v[k][e] = ex;
-      }
-    sum = block_all<false>(sum);
-    const C log_sum = log ? m_log(sum) : C(0), inv = C(1) / sum;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int j = int(threadIdx.x) + k * int(blockDim.x);
-      if (!kExact && j >= nv) continue;
-      Vec<T, V> out;
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : v[k][e] * inv);
-      y[j] = out;
-    }
-  }
-}
-
 // max or sum over a warp, seen by every lane.
 template <bool kMax, typename C>
 __device__ C warp_all(C v) {
@@ -169,6 +113,79 @@ __device__ C warp_all(C v) {
   return v;
 }
 
+// One dense row held in registers: kVecs 16-byte vectors per thread, the thread's at
+// first + k * step (nv vectors in the row). The max, one exp per value (kept for the
+// output: exp, not memory, bounds these kernels), the sum, the outputs. kWarp: the row is
+// one warp's (shuffles alone), else the block's. kExact: every vector lies in the row, so
+// no load is conditional and all are issued before the first is used.
+template <typename T, int kVecs, bool log, bool kWarp, bool kExact>
+__device__ __forceinline__ void softmax_vectors(const Vec<T, vec_width<T>()>* x,
+                                                Vec<T, vec_width<T>()>* y, int nv, int first,
+                                                int step) {
+  using C = compute_t<T>;
+  constexpr int V = vec_width<T>();
+  auto all = [](auto v, auto is_max) {
+    constexpr bool kMax = decltype(is_max)::value;
+    if constexpr (kWarp)
+      return warp_all<kMax>(v);
+    else
+      return block_all<kMax>(v);
+  };
+  C v[kVecs][V];
+  C mx = C(-INFINITY);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int j = first + k * step;
+    const bool in_row = kExact || j < nv;
+    Vec<T, V> in;
+    if (in_row) in = x[j];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      v[k][e] = in_row ? to_c(in.v[e]) : C(-INFINITY);
+      mx = v[k][e] > mx ? v[k][e] : mx;
+    }
+  }
+  mx = shift(all(mx, std::true_type{}));
+  C sum = 0;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k)
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const C ex = m_exp(v[k][e] - mx);  // exp(-inf) adds 0
+      sum += ex;
+      if (!log) v[k][e] = ex;
+    }
+  sum = all(sum, std::false_type{});
+  const C log_sum = log ? m_log(sum) : C(0), inv = C(1) / sum;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int j = first + k * step;
+    if (!kExact && j >= nv) continue;
+    Vec<T, V> out;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : v[k][e] * inv);
+    y[j] = out;
+  }
+}
+
+// Dense rows (stride 1, every row 16-byte aligned, n a whole number of vectors), a block
+// per row, each thread keeping kItems values of its row in registers. kExact: the rows
+// sit at one stride and the block holds exactly one row (measured on the H200: 127 us for
+// 8192 x 8192 f32 against 186 us with bounds checks and the general walk).
+template <typename T, int kItems, bool log, bool kExact>
+__global__ void softmax_dense(const T* src, Rows r, T* dst) {
+  constexpr int V = vec_width<T>();
+  const int nv = int(r.n / V);  // at most kItems * 1024 / V
+  for (int64_t row = blockIdx.x; row < r.count; row += gridDim.x) {
+    int64_t base[1] = {r.outer.offset[0] + row * r.row_stride};
+    if constexpr (!kExact) walk_offsets(r.outer, row, base);
+    softmax_vectors<T, kItems / V, log, false, kExact>(
+        reinterpret_cast<const Vec<T, V>*>(src + base[0]),
+        reinterpret_cast<Vec<T, V>*>(dst + row * r.n), nv, int(threadIdx.x), int(blockDim.x));
+  }
+}
+
 // Dense short rows (up to kVecs 16-byte vectors per lane): a warp per row, several rows
 // per block, the row's max and sum by shuffles alone. A block per row would leave most
 // of its threads idle on rows of 128 and pay two block-wide barriers per row.
@@ -176,52 +193,16 @@ constexpr int kWarpRows = kBlock / 32;
 
 template <typename T, int kVecs, bool log>
 __global__ void softmax_warp(const T* src, Rows r, T* dst) {
-  using C = compute_t<T>;
   constexpr int V = vec_width<T>();
-  const int lane = int(threadIdx.x) & 31;
   const int nv = int(r.n / V);
   const int64_t step = int64_t(gridDim.x) * kWarpRows;
   for (int64_t row = int64_t(blockIdx.x) * kWarpRows + (threadIdx.x >> 5); row < r.count;
        row += step) {
     int64_t base[1];
     walk_offsets(r.outer, row, base);
-    auto x = reinterpret_cast<const Vec<T, V>*>(src + base[0]);
-    auto y = reinterpret_cast<Vec<T, V>*>(dst + row * r.n);
-    C v[kVecs][V];
-    C mx = C(-INFINITY);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int j = lane + k * 32;
-      Vec<T, V> in;
-      if (j < nv) in = x[j];
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        v[k][e] = j < nv ? to_c(in.v[e]) : C(-INFINITY);
-        mx = v[k][e] > mx ? v[k][e] : mx;
-      }
-    }
-    mx = shift(warp_all<true>(mx));
-    C sum = 0;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k)
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const C ex = m_exp(v[k][e] - mx);  // exp(-inf) adds 0
-        sum += ex;
-        if (!log) v[k][e] = ex;
-      }
-    sum = warp_all<false>(sum);
-    const C log_sum = log ? m_log(sum) : C(0), inv = C(1) / sum;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const int j = lane + k * 32;
-      if (j >= nv) continue;
-      Vec<T, V> out;
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        out.v[e] = from_c<T>(log ? (v[k][e] - mx) - log_sum : v[k][e] * inv);
-      y[j] = out;
-    }
+    softmax_vectors<T, kVecs, log, true, false>(
+        reinterpret_cast<const Vec<T, V>*>(src + base[0]),
+        reinterpret_cast<Vec<T, V>*>(dst + row * r.n), nv, int(threadIdx.x) & 31, 32);
   }
 }
 
