@@ -71,9 +71,11 @@ Tensor logical_binary(const char* op, const Tensor& a, const Tensor& b) {
                 as_bool(b));
 }
 
-// any: some element is nonzero; all: none is zero. Counting keeps empty dims right (any of
-// nothing is false, all of nothing true) where max/min would have no identity.
+// any: some element is nonzero; all: none is zero. One pass over the truth values, their
+// max (any) or min (all); an empty tensor counts instead (any of nothing is false, all of
+// nothing true), where max/min would have no identity.
 Tensor any_all(bool all, const Tensor& t, const Dims& dims, bool keepdim) {
+  if (t.numel() > 0) return reduce(all ? ReduceOp::Min : ReduceOp::Max, as_bool(t), dims, keepdim);
   Tensor hits = all ? logical_not(t) : as_bool(t);
   Tensor count = reduce(ReduceOp::Sum, hits, dims, keepdim);
   return cmp(all ? CmpOp::Eq : CmpOp::Ne, count, zeros({}, count.dtype(), count.device()));
