@@ -271,8 +271,15 @@ def interrupted_when_running(code: str, env=None):
     """Runs `code` in a fresh interpreter (this environment plus `env`); once it prints
     "running", waits 0.5 s and sends SIGINT. Yields (the process, the monotonic time of
     the signal); a child still running on the way out is killed."""
+    # Python's own SIGINT handler, unblocked, whatever the suite inherited from what
+    # started it (a shell's background job ignores SIGINT, and so would this child)
+    preamble = (
+        "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", preamble + code],
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

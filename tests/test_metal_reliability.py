@@ -6,6 +6,7 @@ in a long wait, a refused command queue, and the buffer pool's cap."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -153,7 +154,12 @@ def test_ctrl_c_interrupts_a_long_wait_and_the_process_exits(case):
         INTERRUPTED[case]
     )
     with helpers.interrupted_when_running(code, EMULATOR) as (proc, sent):
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            with open(f"/proc/{proc.pid}/status") as f:  # the child's signal masks
+                masks = [ln.strip() for ln in f if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+            pytest.fail(f"still running 30 s after SIGINT; {masks}")
         took = time.monotonic() - sent
     assert "KeyboardInterrupt" in err, err[-2000:]
     # Python ends an uncaught KeyboardInterrupt by SIGINT: anything else is a crash
