@@ -86,8 +86,7 @@ void check_range(const char* op, const Tensor& ids, int64_t size) {
 
 std::function<void()> start_range(const char* op, const Tensor& ids, int64_t size,
                                   const Tensor& data) {
-  if (ids.numel() == 0) return [] {};
-  if (size == 0 || !data.storage()->impl().index_reads_clamp()) {
+  if (ids.numel() == 0 || size == 0 || !data.storage()->impl().index_reads_clamp()) {
     check_range(op, ids, size);
     return [] {};
   }

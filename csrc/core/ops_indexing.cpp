@@ -214,6 +214,11 @@ int64_t scalar_index(const Tensor& ids) {
 struct IdCheck {
   size_t at;  // in ResolvedIndex::ids
   int64_t size, source_dim;
+  // Raises unless the array's bounds lie in [-size, size), naming the first one outside.
+  void raise_outside(int64_t lo, int64_t hi) const {
+    if (lo < -size) id_out_of_range(std::to_string(lo), size, source_dim, lo);
+    if (hi >= size) id_out_of_range(std::to_string(hi), size, source_dim, hi);
+  }
 };
 
 void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
@@ -223,8 +228,7 @@ void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
   for (size_t k = 0; k < checks.size(); ++k) {
     const IdCheck& c = checks[k];
     const auto [lo, hi] = bounds[k]();
-    if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
-    if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
+    c.raise_outside(lo, hi);
     if (lo >= 0) continue;
     Tensor& t = ids[c.at];
     const Tensor zero = full_int({}, 0, t.dtype(), t.device());
@@ -303,8 +307,7 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k, bool for_read) {
     const IdCheck c = checks[0];
     w.check = [c, bounds = index_checks::start_bounds("index", w.ids[0])] {
       const auto [lo, hi] = bounds();
-      if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
-      if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
+      c.raise_outside(lo, hi);
     };
     return w;
   }
