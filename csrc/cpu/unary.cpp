@@ -107,7 +107,7 @@ EMBER_CPU_FLOAT_OP(Recip, C(1) / x)
         return expr;                       \
     }                                      \
   };
-EMBER_CPU_VF_OP(Log, log, std::log(x))
+EMBER_CPU_VF_OP(Log0, log, std::log(x))
 EMBER_CPU_VF_OP(Expm1, expm1, std::expm1(x))
 EMBER_CPU_VF_OP(Log1p, log1p, std::log1p(x))
 EMBER_CPU_VF_OP(Tanh0, tanh, std::tanh(x))
@@ -124,7 +124,7 @@ EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
 EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_VF_OP
-// exp, gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on AVX-512)
+// exp, log, gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on AVX-512)
 struct Exp : Exp0 {
   static void run(const float* x, float* r, int64_t m) { exp_f32(x, r, m); }
 };
@@ -133,6 +133,9 @@ struct Tanh : Tanh0 {
 };
 struct Erf : Erf0 {
   static void run(const float* x, float* r, int64_t m) { erf_f32(x, r, m); }
+};
+struct Log : Log0 {
+  static void run(const float* x, float* r, int64_t m) { log_f32(x, r, m); }
 };
 struct Gelu : Gelu0 {
   static void run(const float* x, float* r, int64_t m) { gelu_f32(x, r, m); }

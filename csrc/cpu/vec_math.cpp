@@ -77,27 +77,80 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 recip16(__m512 d) {
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r);
 }
 
-// vf::tanh on 16 lanes: |x| < 0.625 the odd polynomial, else 1 - 2 / (exp(2|x|) + 1),
-// the sign put back by a bitwise or.
+// tanh on 16 lanes: a = |x|, tanh(a) = w / (1 + v) with v = exp(-2a) and w = 1 - v =
+// -expm1(-2a), both from one exp16-style reduction -2a = n ln2 + r (a clamped at 20,
+// where tanh has long rounded to 1): e^r - 1 = r + r^2 P(r) (exp's polynomial without
+// its 1), so w = -(2^n (e^r - 1) + 2^n - 1) has no cancellation near 0 and v = 2^n e^r.
+// The denominator's rounding is carried (1 + v is a Fast2Sum, v <= 1) into one
+// correction of the quotient (14-bit reciprocal and a Newton step): one form for the
+// whole range, no blend. The sign put back by a bitwise select; a NaN passes the clamp
+// (min returns its second operand) and stays NaN.
 EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 tanh16(__m512 x) {
-  const __m512 sign = _mm512_set1_ps(-0.0f);
-  const __m512 a = _mm512_andnot_ps(sign, x), s = _mm512_and_ps(sign, x);
-  const __m512 z = _mm512_mul_ps(x, x);
-  __m512 p = _mm512_set1_ps(-0.006104872096f);
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.02100434713f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.05385300890f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0.1333279312f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0.3333332837f));
-  const __m512 small = _mm512_or_ps(s, _mm512_fmadd_ps(_mm512_mul_ps(x, z), p, x));
   const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 e = exp16(_mm512_add_ps(a, a));
-  // 1 - 2 / (e + 1); e = inf (|x| past 44) gives rcp14 0 and a NaN Newton step: 1 there
-  const __m512 inv = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(40.0f), _CMP_NGE_UQ),
-                                          _mm512_setzero_ps(), recip16(_mm512_add_ps(e, one)));
-  const __m512 big = _mm512_or_ps(s, _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), inv, one));
-  // NaN takes `big` (NaN), as vf::tanh
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.625f), _CMP_LT_OQ), big,
-                              small);
+  const __m512 a = _mm512_min_ps(_mm512_set1_ps(20.0f), _mm512_abs_ps(x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-2.88539008177792682f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // r = -2a - n ln2 = -2 (a + n ln2 / 2), ln2 / 2 in two parts (products with n exact)
+  __m512 h = _mm512_fmadd_ps(n, _mm512_set1_ps(0.3466796875f), a);
+  h = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.06097220e-4f), h);
+  const __m512 r = _mm512_mul_ps(h, _mm512_set1_ps(-2.0f));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 q = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);  // e^r - 1
+  const __m512 e = _mm512_scalef_ps(one, n);                    // 2^n, n in [-58, 0]
+  const __m512 w = _mm512_fnmsub_ps(q, e, _mm512_sub_ps(e, one));  // -(2^n q + 2^n - 1)
+  const __m512 v = _mm512_fmadd_ps(q, e, e);                       // 2^n (q + 1)
+  const __m512 d = _mm512_add_ps(one, v);                          // in (1, 2]
+  const __m512 dl = _mm512_add_ps(_mm512_sub_ps(one, d), v);       // 1 + v - d, exactly
+  const __m512 inv = recip16(d);
+  const __m512 t0 = _mm512_mul_ps(w, inv);
+  const __m512 res = _mm512_fnmadd_ps(t0, dl, _mm512_fnmadd_ps(t0, d, w));  // w - t0 (d + dl)
+  const __m512 t = _mm512_fmadd_ps(res, inv, t0);
+  // (x & sign) | t: tanh(-0) is -0
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      _mm512_castps_si512(x), _mm512_set1_epi32(int(0x80000000u)), _mm512_castps_si512(t), 0xEA));
+}
+
+// log on 16 lanes, vf::log's polynomial: x = m 2^e with m in [sqrt(1/2), sqrt(2)) by
+// vgetmantps / vgetexpps (subnormals included), log(m) = f - f^2/2 + f^3 P(f), f = m - 1.
+// Zeros, negatives, infinities and NaN (rare) are set by masks after.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 log16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);  // [1, 2)
+  __m512 e = _mm512_getexp_ps(x);
+  const __mmask16 high = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.41421356237309505f), _CMP_GE_OQ);
+  m = _mm512_mask_mul_ps(m, high, m, _mm512_set1_ps(0.5f));
+  e = _mm512_mask_add_ps(e, high, e, one);
+  const __m512 f = _mm512_sub_ps(m, one), z = _mm512_mul_ps(f, f);
+  __m512 p = _mm512_set1_ps(0.09539980441f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-0.1032113880f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.1020336822f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-0.1253745407f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.1441953629f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-0.1666569710f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.1999504864f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(-0.2500000011f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.3333336071f));
+  __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(f, z), p, _mm512_mul_ps(e, _mm512_set1_ps(-2.12194440e-4f)));
+  y = _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), z, y);
+  y = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693359375f), _mm512_add_ps(f, y));
+  // QNaN, +-0, +-inf, negative finite, SNaN: every class but positive normal / subnormal
+  const __mmask16 special = _mm512_fpclass_ps_mask(x, 0xDF);
+  if (__builtin_expect(special != 0, 0)) {
+    const __mmask16 zero = _mm512_fpclass_ps_mask(x, 0x06);
+    const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __mmask16 inf = _mm512_fpclass_ps_mask(x, 0x08);
+    const __mmask16 nan = _mm512_fpclass_ps_mask(x, 0x81);
+    y = _mm512_mask_mov_ps(y, below, _mm512_set1_ps(NAN));
+    y = _mm512_mask_mov_ps(y, zero, _mm512_set1_ps(-INFINITY));
+    y = _mm512_mask_mov_ps(y, inf, x);
+    y = _mm512_mask_mov_ps(y, nan, x);
+  }
+  return y;
 }
 
 // vf::erfc_large on 16 lanes: erfc(a) = exp(-a^2) Q(1 / (1 + a/2)) for a >= kErfSmall,
@@ -325,6 +378,7 @@ EMBER_RUN_F32(exp_f32, exp, exp16)
 EMBER_RUN_F32(gelu_f32, gelu, gelu16)
 EMBER_RUN_F32(tanh_f32, tanh, tanh16)
 EMBER_RUN_F32(erf_f32, erf, erf16)
+EMBER_RUN_F32(log_f32, log, log16)
 #undef EMBER_RUN_F32
 #undef EMBER_V4_RUN
 #undef EMBER_V4_PICK

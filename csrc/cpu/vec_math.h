@@ -13,6 +13,8 @@ void exp_f32(const float* x, float* y, int64_t n);
 void gelu_f32(const float* x, float* y, int64_t n);
 void tanh_f32(const float* x, float* y, int64_t n);
 void erf_f32(const float* x, float* y, int64_t n);
+// log over a dense run, as vf::log (vgetmantps / vgetexpps on AVX-512).
+void log_f32(const float* x, float* y, int64_t n);
 
 // The sum of a dense run: blocks of 1024 summed in 32 float lanes (each lane adds 32
 // values, the lanes then pairwise), block totals in double. The error is that of a
