@@ -61,6 +61,44 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
       else
         o = add_one(o, v);
     };
+    // Slices whose positions are one dense run in dst and src (index_add over dim 0 of a
+    // contiguous tensor, say): each thread takes one long run of positions and adds the
+    // slices id by id, whole vectors, so that reads and writes stream.
+    bool runs = slices;
+    for (int k = 0; k < 3 && runs; k += 2) {
+      int64_t expect = 1;
+      for (int64_t d = int64_t(shape.size()); d-- > 0;) {
+        if (d == dim) continue;
+        if (shape[size_t(d)] != 1 && ls[k]->strides()[size_t(d)] != expect) runs = false;
+        expect *= shape[size_t(d)];
+      }
+    }
+    if (runs) {
+      const int64_t parts = rows * len < kParallelGrain
+                                ? 1
+                                : std::clamp<int64_t>(rows / 256, 1, num_threads());
+      const int64_t per = (rows + parts - 1) / parts;
+      const int64_t ids_at = ids_layout.offset();  // the same for every position
+      parallel_for(parts, 1, [&](int64_t plo, int64_t phi) {
+        for (int64_t part = plo; part < phi; ++part) {
+          const int64_t lo = part * per, m = std::min(rows, lo + per) - lo;
+          if (m <= 0) continue;
+          T* o0 = out + dst_layout.offset() + lo;
+          const T* v0 = in + src_layout.offset() + lo;
+          for (int64_t k = 0; k < len; ++k) {
+            T* o = o0 + id_at(id, ids_at + k * is) * ds;
+            const T* v = v0 + k * ss;
+            if (!accumulate)
+              std::copy(v, v + m, o);
+            else if (logical)
+              for (int64_t q = 0; q < m; ++q) put(o[q], v[q]);
+            else
+              each2([](T a, T b) { return add_one(a, b); }, o, v, m);
+          }
+        }
+      });
+      return;
+    }
     if (slices) {
       constexpr int64_t kBlock = 512;
       const int64_t blocks = (rows + kBlock - 1) / kBlock;
