@@ -44,6 +44,7 @@ if has sanitize || has memcheck || has racecheck; then
     files+=" tests/test_copy_and_pinned.py tests/test_sort.py tests/test_scan.py tests/test_scatter.py"
     files+=" tests/test_atan2_randint.py tests/test_interpolate.py tests/test_masks.py"
     files+=" tests/test_index_arrays.py"
+    files="${MEMCHECK_FILES:-$files}"
     only=()
     if [ "$tool" = racecheck ]; then
       # racecheck checks shared memory. Only ember's kernels are instrumented: cuBLAS's
