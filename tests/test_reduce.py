@@ -432,6 +432,55 @@ def test_reductions_over_outer_dims(device, shape, dim, name, rng):
         np.testing.assert_array_equal(p.argmax(dim).numpy(), x.argmax(axis=dim))
 
 
+# Few outputs of many elements each (one long row, a few long rows or columns): a GPU
+# splits each output's elements over several threadgroups or blocks, then merges their
+# partials. Ties everywhere; a NaN in one output's last chunk for the float max/min.
+SPLIT_CASES = [((1 << 21,), 0), ((3, 300_001), 1), ((40_000, 5), 0), ((7, 30_000, 3), 1)]
+
+
+@pytest.mark.parametrize("shape,dim", SPLIT_CASES)
+@pytest.mark.parametrize("name", ["float32", "int64", "bfloat16"])
+def test_reductions_of_few_long_outputs(device, shape, dim, name, rng):
+    if not require_dtype(device, name):
+        return
+    x = rand_array(rng, shape, name)
+    if name != "int64":
+        x = rounded(np.round(x * 4) / 4, name)
+    t = to_ember(x, name, device)
+    want = x.astype(np.float64).sum(axis=dim)
+    if name == "bfloat16":  # exact in float32 here, then rounded once
+        want = rounded(want.astype(np.float32), name)
+    got = t.sum(dim).to_dtype(ember.float32).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)
+    check_exact(t.amax(dim), x.max(axis=dim), name, device)
+    check_exact(t.amin(dim), x.min(axis=dim), name, device)
+    np.testing.assert_array_equal(t.argmax(dim).numpy(), x.argmax(axis=dim))
+    np.testing.assert_array_equal(t.argmin(dim).numpy(), x.argmin(axis=dim))
+    if name == "float32":
+        y = x.copy()
+        at = [0] * y.ndim
+        at[dim] = shape[dim] - 3
+        y[tuple(at)] = np.nan
+        u = to_ember(y, name, device)
+        check_exact(u.amax(dim), y.max(axis=dim), name, device)
+        np.testing.assert_array_equal(u.argmin(dim).numpy(), y.argmin(axis=dim))
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("op", ["sum", "amax", "argmin"])
+def test_metal_splits_a_long_reduction_over_threadgroups(op):
+    """One output of 2^22 elements (and 5 columns of 40000) reduce on many threadgroups,
+    not on one: the dispatches' threadgroups, as the device's queue_stats counts them."""
+    d = ember.device("metal")
+    for shape, dim in (((1 << 22,), 0), ((40_000, 5), 0)):
+        t = ember.ones(shape, device=d)
+        before = d.queue_stats()
+        getattr(t, op)(dim)
+        after = d.queue_stats()
+        assert after["dispatches"] - before["dispatches"] == 2  # the partials, then their merge
+        assert after["threadgroups"] - before["threadgroups"] > 8
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 512, 513])
 def test_reductions_of_many_short_rows(device, n, rng):
     """Rows of every short length (a GPU gives each a group of lanes, not a block), a

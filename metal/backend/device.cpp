@@ -129,6 +129,8 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
   }
   for (size_t i = 0; i < buffers.size(); ++i)
     buffers[i]->note_use(open_seq_, /*write=*/i + 1 == buffers.size());
+  ++dispatches_;
+  threadgroups_ += int64_t(groups.x) * groups.y * groups.z;
   if (++open_dispatches_ < kDispatchesPerCommandBuffer) return;
   commit_locked();
   lock.unlock();
@@ -279,7 +281,9 @@ std::map<std::string, int64_t> MetalDevice::queue_stats() const {
   return {{"command_buffers_committed", int64_t(open_seq_ - 1)},
           {"command_buffers_completed", int64_t(completed_seq_->load(std::memory_order_acquire))},
           {"dispatches_open", open_dispatches_},
-          {"host_waits", host_waits_}};
+          {"host_waits", host_waits_},
+          {"dispatches", dispatches_},
+          {"threadgroups", threadgroups_}};
 }
 
 namespace {

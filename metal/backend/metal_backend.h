@@ -49,7 +49,8 @@ class MetalDevice : public BackendDevice {
   void empty_cache() override;
   std::map<std::string, int64_t> memory_stats() const override;
   // command_buffers_committed / _completed, dispatches_open (encoded, not yet committed),
-  // host_waits (synchronize() and waits for one storage).
+  // host_waits (synchronize() and waits for one storage), dispatches and threadgroups
+  // (encoded since the device opened: how an op's work was shaped).
   std::map<std::string, int64_t> queue_stats() const override;
 
   // The event of command buffer `seq` of this queue (its sequence number; 0: no work).
@@ -126,6 +127,7 @@ class MetalDevice : public BackendDevice {
   std::deque<InFlight> in_flight_;  // committed, not yet known complete, in order
   uint64_t open_seq_ = 1;           // sequence number of the open (not yet committed) buffer
   int64_t host_waits_ = 0;
+  int64_t dispatches_ = 0, threadgroups_ = 0;
   std::shared_ptr<CompletedPrefix> completed_seq_;
   std::string pending_error_;  // from a finished command buffer, raised at the next wait
   std::map<std::string, std::shared_ptr<rt::Library>> libraries_;

@@ -1,11 +1,30 @@
 // Reductions over the trailing dims (kernels/reduce.metal): one threadgroup holds one or
 // more outputs, the lanes of an output stride over its elements, then a tree combines.
+// Reductions across rows (the kept dims end in a dense run of outputs and the reduced
+// dims step over it, e.g. a sum over dim 0) put neighbouring outputs on neighbouring
+// lanes, so that every load of a SIMD group reads one run of memory. When the outputs
+// alone leave most of the GPU idle (one long row, a few columns), each output's elements
+// split over several threadgroups that write partials, and a second pass merges them.
+#include <algorithm>
+#include <memory>
 #include <string>
 
 #include "../kernels/reduce.h"
+#include "core/layout_plan.h"
 #include "launch.h"
 
 namespace ember::metal {
+
+namespace {
+
+// Threadgroups a dispatch should have for the GPU to be busy: several per core on the
+// largest Apple GPUs (a smaller GPU runs the extra ones in turn, at the cost of a few
+// more partials).
+constexpr int64_t kWantGroups = 256;
+// Elements a lane should reduce at least before a split is worth its partials.
+constexpr int64_t kMinPerLane = 64;
+
+}  // namespace
 
 void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const {
@@ -23,22 +42,43 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
   if (p.nout == 0) return;
   p.kept = kernel_layout(name, kept);
   p.red = kernel_layout(name, red);
-  const std::string kernel = std::string("reduce_") + name + "_" + dtype_suffix(dtype_);
+  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+  const std::string kernel = std::string("reduce_") + name + suffix;
   const uint32_t group = power_of_two_group(metal(), "reduce", kernel, EMBER_REDUCE_GROUP);
-  uint32_t lanes = ember_reduce_lanes(p.count, group);
-  // Reducing across rows of a dense block (e.g. sum over dim 0): neighbouring outputs are
-  // neighbours in memory, so give each output few lanes and let the group's outputs read
-  // in runs, as long as there are enough outputs to keep the GPU busy.
-  const bool across_rows = !kept.strides().empty() && kept.strides().back() == 1 &&
-                           !red.strides().empty() && red.strides().back() != 1;
-  if (across_rows) {
-    while (lanes > 1 && p.nout * int64_t(lanes) > 16384) lanes >>= 1;
+  // core's plan (core/layout_plan.h): columns when the kept dims end in a dense run of
+  // outputs that the reduced dims step over
+  if (plan_reduce(src, reduced_dims).columns) {
+    // a SIMD group's width of neighbouring outputs (fewer when there are fewer), the rest
+    // of the group's lanes down the reduced elements
+    uint32_t rows = 1;
+    while (rows < 32 && rows < group && int64_t(rows) < p.nout) rows <<= 1;
+    p.rows = rows;
+    p.lanes = group / rows;
+    p.out_minor = 1;
+  } else {
+    p.lanes = ember_reduce_lanes(p.count, group);
+    p.rows = group / p.lanes;
   }
-  p.lanes = lanes;
-  p.rows = group / lanes;
   const int64_t groups = (p.nout + p.rows - 1) / p.rows;
-  metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
-                   rt::Size3{group, 1, 1});
+  p.chunks = 1;
+  p.per_chunk = p.count;
+  const int64_t min_chunk = int64_t(p.lanes) * kMinPerLane;
+  if (groups < kWantGroups && p.count >= 2 * min_chunk) {
+    const int64_t want = std::min((kWantGroups + groups - 1) / groups, p.count / min_chunk);
+    p.per_chunk = (p.count + want - 1) / want;
+    p.chunks = uint32_t((p.count + p.per_chunk - 1) / p.per_chunk);
+  }
+  const rt::Size3 grid{uint32_t(groups * p.chunks), 1, 1}, lanes{group, 1, 1};
+  if (p.chunks == 1) {
+    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, grid, lanes);
+    return;
+  }
+  const int64_t slots = p.nout * p.chunks * EMBER_REDUCE_PARTIAL_BYTES / 8;
+  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
+  const MetalStorage& part = as_metal(*partials);
+  metal().dispatch("reduce", kernel, {this, &part}, p, grid, lanes);
+  metal().dispatch_1d("reduce", std::string("reduce_") + name + "_finish" + suffix,
+                      {&part, &as_metal(dst)}, p, p.nout);
 }
 
 }  // namespace ember::metal

@@ -10,15 +10,28 @@
 
 // Output `o` reduces the elements of src at strided_offset(kept, o) + offset of flat
 // index i (row-major) of `red`. A threadgroup holds `rows` outputs of `lanes` lanes each
-// (lanes * rows == the group's size, lanes a power of two).
+// (lanes * rows == the group's size, both powers of two): lane-major (an output's lanes
+// side by side: rows of the reduced elements read in runs), or output-major (`out_minor`:
+// neighbouring lanes take neighbouring outputs, which are neighbours in memory when the
+// reduced dims step over whole runs of outputs, as in a sum over dim 0).
+// With `chunks` > 1 the reduced elements split into chunks of `per_chunk`, group g taking
+// chunk g % chunks of its outputs, and write partials (dst is then a scratch buffer of
+// nout * chunks ReducePartial slots, output-major); a finish kernel merges each output's.
 struct ReduceKParams {
   StridedLayout kept;  // the kept dims of src (the output's shape), with src's offset
   StridedLayout red;   // the reduced dims, offset 0
   int64_t nout;        // outputs
   int64_t count;       // elements reduced per output
+  int64_t per_chunk;   // elements per chunk (count when chunks == 1)
   uint32_t lanes;      // lanes per output
   uint32_t rows;       // outputs per threadgroup
+  uint32_t chunks;     // groups per output's elements
+  uint32_t out_minor;  // 1: lane l of output r is thread l * rows + r
 };
+
+// Bytes of one partial of a split reduction (a sum's hi and lo, or an extreme's value and
+// index), for the host's scratch buffer.
+#define EMBER_REDUCE_PARTIAL_BYTES 16
 
 #if !defined(__METAL_VERSION__) && !defined(EMBER_MSL_SHIM)
 // Host side: lanes per output for `count` elements, about 16 elements a lane, so short

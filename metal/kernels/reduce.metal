@@ -67,21 +67,47 @@ struct Extreme {
   int64_t index;  // into the flattened reduced dims; -1 for an empty reduction
 };
 
-// The extreme of output `row` for the lanes of its segment; every lane of the group
-// must call this (it has barriers). The answer is valid in the segment's lane 0.
+// Where thread tid of threadgroup `group` works (see ReduceKParams): its output, its lane
+// among that output's lanes, how far apart the output's lanes sit in the group, and the
+// range of reduced elements of its group's chunk.
+struct Slot {
+  int64_t row;
+  uint lane, step;
+  int64_t lo, hi, part;  // part: the output's partial slot (split reductions)
+};
+
+inline Slot slot_of(constant ReduceKParams& p, uint tid, uint group) {
+  Slot s;
+  const uint chunk = group % p.chunks;
+  const int64_t first = int64_t(group / p.chunks) * p.rows;
+  if (p.out_minor != 0) {
+    s.row = first + tid % p.rows;
+    s.lane = tid / p.rows;
+    s.step = p.rows;
+  } else {
+    s.row = first + tid / p.lanes;
+    s.lane = tid % p.lanes;
+    s.step = 1;
+  }
+  s.lo = int64_t(chunk) * p.per_chunk;
+  s.hi = min(p.count, s.lo + p.per_chunk);
+  s.part = s.row * int64_t(p.chunks) + int64_t(chunk);
+  return s;
+}
+
+// The extreme of the thread's output over its chunk, for the lanes of the output; every
+// lane of the group must call this (it has barriers). Valid in the output's lane 0.
 template <typename T, bool kMax>
 inline Extreme<typename Num<T>::C> extreme_of_row(device const T* src, constant ReduceKParams& p,
-                                                  uint tid, uint group,
+                                                  Slot sl, uint tid,
                                                   threadgroup typename Num<T>::C* vals,
                                                   threadgroup int64_t* idxs) {
   typedef typename Num<T>::C C;
-  const uint lane = tid % p.lanes;
-  const int64_t row = int64_t(group) * p.rows + tid / p.lanes;
   C best = C(0);
   int64_t index = -1;
-  if (row < p.nout) {
-    const int64_t base = offset_of(p.kept, row);
-    for (int64_t i = lane; i < p.count; i += p.lanes) {
+  if (sl.row < p.nout) {
+    const int64_t base = offset_of(p.kept, sl.row);
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes) {
       const C v = Num<T>::load(src[base + offset_of(p.red, i)]);
       if (better<T, kMax>(v, i, best, index)) {
         best = v;
@@ -93,9 +119,10 @@ inline Extreme<typename Num<T>::C> extreme_of_row(device const T* src, constant 
   idxs[tid] = index;
   for (uint s = p.lanes / 2; s > 0; s >>= 1) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane < s && better<T, kMax>(vals[tid + s], idxs[tid + s], vals[tid], idxs[tid])) {
-      vals[tid] = vals[tid + s];
-      idxs[tid] = idxs[tid + s];
+    const uint o = tid + s * sl.step;
+    if (sl.lane < s && better<T, kMax>(vals[o], idxs[o], vals[tid], idxs[tid])) {
+      vals[tid] = vals[o];
+      idxs[tid] = idxs[o];
     }
   }
   Extreme<C> r;
@@ -103,6 +130,28 @@ inline Extreme<typename Num<T>::C> extreme_of_row(device const T* src, constant 
   r.index = idxs[tid];
   return r;
 }
+
+// What an extreme reduction writes: the index (argmax / argmin) or the value (O is T).
+template <bool kArg>
+struct ExtremeOut {
+  template <typename T, typename C, typename O>
+  static void put(device O* dst, int64_t row, C, int64_t index) {
+    dst[row] = O(index < 0 ? 0 : index);
+  }
+};
+template <>
+struct ExtremeOut<false> {
+  template <typename T, typename C, typename O>
+  static void put(device O* dst, int64_t row, C value, int64_t) {
+    dst[row] = Num<T>::store(value);
+  }
+};
+
+// A split reduction's partials, in the scratch buffer bound as dst.
+template <typename S>
+struct SumPartial {
+  S hi, lo;
+};
 
 }  // namespace ember_k
 
@@ -118,91 +167,162 @@ kernel void reduce_sum(device const T* src [[buffer(0)]], device O* dst [[buffer
   EMBER_THREADGROUP(S, los, EMBER_REDUCE_GROUP);
   using namespace ember_k;
   const uint tid = lid.x;
-  const uint lane = tid % p.lanes;
-  const int64_t row = int64_t(tgid.x) * p.rows + tid / p.lanes;
+  const Slot sl = slot_of(p, tid, tgid.x);
   SumAcc<S> acc = SumAcc<S>::zero();
-  if (row < p.nout) {
-    const int64_t base = offset_of(p.kept, row);
-    for (int64_t i = lane; i < p.count; i += p.lanes)
+  if (sl.row < p.nout) {
+    const int64_t base = offset_of(p.kept, sl.row);
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes)
       acc.add(S(Num<T>::load(src[base + offset_of(p.red, i)])));
   }
   his[tid] = acc.hi;
   los[tid] = acc.lo;
   for (uint s = p.lanes / 2; s > 0; s >>= 1) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane < s) {
+    if (sl.lane < s) {
+      const uint o = tid + s * sl.step;
       SumAcc<S> mine = SumAcc<S>::of(his[tid], los[tid]);
-      mine.merge(SumAcc<S>::of(his[tid + s], los[tid + s]));
+      mine.merge(SumAcc<S>::of(his[o], los[o]));
       his[tid] = mine.hi;
       los[tid] = mine.lo;
     }
   }
-  if (lane == 0 && row < p.nout)
-    dst[row] = Num<O>::store(typename Num<O>::C(SumAcc<S>::of(his[tid], los[tid]).total()));
+  if (sl.lane != 0 || sl.row >= p.nout) return;
+  if (p.chunks > 1) {
+    device SumPartial<S>* part = reinterpret_cast<device SumPartial<S>*>(dst);
+    part[sl.part].hi = his[tid];
+    part[sl.part].lo = los[tid];
+  } else {
+    dst[sl.row] = Num<O>::store(typename Num<O>::C(SumAcc<S>::of(his[tid], los[tid]).total()));
+  }
 }
 
-template <typename T, bool kMax>
+// Merges each output's chunks partials in chunk order, a thread per output (T names the
+// source's dtype only: one instance per kernel name).
+template <typename T, typename S, typename O>
+kernel void reduce_sum_finish(device const ember_k::SumPartial<S>* part [[buffer(0)]],
+                              device O* dst [[buffer(1)]], constant ReduceKParams& p [[buffer(2)]],
+                              EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  const int64_t row = int64_t(gid.x);
+  if (row >= p.nout) return;
+  SumAcc<S> acc = SumAcc<S>::zero();
+  for (uint c = 0; c < p.chunks; ++c) {
+    const int64_t k = row * int64_t(p.chunks) + int64_t(c);
+    acc.merge(SumAcc<S>::of(part[k].hi, part[k].lo));
+  }
+  dst[row] = Num<O>::store(typename Num<O>::C(acc.total()));
+}
+
+// max / min (kArg false: the value) and argmax / argmin (the index).
+template <typename T, bool kMax, bool kArg, typename O>
 [[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void reduce_extreme(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+kernel void reduce_extreme(device const T* src [[buffer(0)]], device O* dst [[buffer(1)]],
                            constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
   EMBER_THREADGROUP(typename ember_k::Num<T>::C, vals, EMBER_REDUCE_GROUP);
   EMBER_THREADGROUP(int64_t, idxs, EMBER_REDUCE_GROUP);
   using namespace ember_k;
-  const ember_k::Extreme<typename Num<T>::C> r =
-      extreme_of_row<T, kMax>(src, p, lid.x, tgid.x, vals, idxs);
-  const int64_t row = int64_t(tgid.x) * p.rows + lid.x / p.lanes;
-  if (lid.x % p.lanes == 0 && row < p.nout) dst[row] = Num<T>::store(r.value);
+  typedef typename Num<T>::C C;
+  const Slot sl = slot_of(p, lid.x, tgid.x);
+  const Extreme<C> r = extreme_of_row<T, kMax>(src, p, sl, lid.x, vals, idxs);
+  if (sl.lane != 0 || sl.row >= p.nout) return;
+  if (p.chunks > 1)
+    reinterpret_cast<device Extreme<C>*>(dst)[sl.part] = r;
+  else
+    ExtremeOut<kArg>::template put<T>(dst, sl.row, r.value, r.index);
 }
 
-template <typename T, bool kMax>
-[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void reduce_arg(device const T* src [[buffer(0)]], device int64_t* dst [[buffer(1)]],
-                       constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
-  EMBER_THREADGROUP(typename ember_k::Num<T>::C, vals, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(int64_t, idxs, EMBER_REDUCE_GROUP);
+template <typename T, bool kMax, bool kArg, typename O>
+kernel void reduce_extreme_finish(device const ember_k::Extreme<typename ember_k::Num<T>::C>* part
+                                  [[buffer(0)]],
+                                  device O* dst [[buffer(1)]], constant ReduceKParams& p [[buffer(2)]],
+                                  EMBER_THREAD_ARGS) {
   using namespace ember_k;
-  const ember_k::Extreme<typename Num<T>::C> r =
-      extreme_of_row<T, kMax>(src, p, lid.x, tgid.x, vals, idxs);
-  const int64_t row = int64_t(tgid.x) * p.rows + lid.x / p.lanes;
-  if (lid.x % p.lanes == 0 && row < p.nout) dst[row] = r.index;
+  typedef typename Num<T>::C C;
+  const int64_t row = int64_t(gid.x);
+  if (row >= p.nout) return;
+  C best = C(0);
+  int64_t index = -1;
+  for (uint c = 0; c < p.chunks; ++c) {
+    const Extreme<C> e = part[row * int64_t(p.chunks) + int64_t(c)];
+    if (better<T, kMax>(e.value, e.index, best, index)) {
+      best = e.value;
+      index = e.index;
+    }
+  }
+  ExtremeOut<kArg>::template put<T>(dst, row, best, index);
 }
 
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_f32, reduce_sum_finish<float, float, float>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f16, reduce_sum<half, float, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_f16, reduce_sum_finish<half, float, half>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_bf16, reduce_sum<bf16_t, float, bf16_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_bf16, reduce_sum_finish<bf16_t, float, bf16_t>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_sum_i64, reduce_sum<int64_t, ulong, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_sum_finish_i64, reduce_sum_finish<int64_t, ulong, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_i32, reduce_sum<int, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_i32, reduce_sum_finish<int, ulong, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u32, reduce_sum<uint, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_u32, reduce_sum_finish<uint, ulong, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_u8, reduce_sum<uchar, ulong, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_u8, reduce_sum_finish<uchar, ulong, int64_t>))
 
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f32, reduce_extreme<float, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f16, reduce_extreme<half, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_bf16, reduce_extreme<bf16_t, true>))
-EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_max_i64, reduce_extreme<int64_t, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_i32, reduce_extreme<int, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u32, reduce_extreme<uint, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u8, reduce_extreme<uchar, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f32, reduce_extreme<float, true, false, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_f32, reduce_extreme_finish<float, true, false, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_f16, reduce_extreme<half, true, false, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_f16, reduce_extreme_finish<half, true, false, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_bf16, reduce_extreme<bf16_t, true, false, bf16_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_bf16, reduce_extreme_finish<bf16_t, true, false, bf16_t>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_max_i64, reduce_extreme<int64_t, true, false, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_max_finish_i64, reduce_extreme_finish<int64_t, true, false, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_i32, reduce_extreme<int, true, false, int>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_i32, reduce_extreme_finish<int, true, false, int>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u32, reduce_extreme<uint, true, false, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_u32, reduce_extreme_finish<uint, true, false, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_max_u8, reduce_extreme<uchar, true, false, uchar>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_max_finish_u8, reduce_extreme_finish<uchar, true, false, uchar>))
 
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f32, reduce_extreme<float, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f16, reduce_extreme<half, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_bf16, reduce_extreme<bf16_t, false>))
-EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_min_i64, reduce_extreme<int64_t, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_i32, reduce_extreme<int, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u32, reduce_extreme<uint, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u8, reduce_extreme<uchar, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f32, reduce_extreme<float, false, false, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_f32, reduce_extreme_finish<float, false, false, float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_f16, reduce_extreme<half, false, false, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_f16, reduce_extreme_finish<half, false, false, half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_bf16, reduce_extreme<bf16_t, false, false, bf16_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_bf16, reduce_extreme_finish<bf16_t, false, false, bf16_t>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_min_i64, reduce_extreme<int64_t, false, false, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_min_finish_i64, reduce_extreme_finish<int64_t, false, false, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_i32, reduce_extreme<int, false, false, int>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_i32, reduce_extreme_finish<int, false, false, int>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u32, reduce_extreme<uint, false, false, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_u32, reduce_extreme_finish<uint, false, false, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_min_u8, reduce_extreme<uchar, false, false, uchar>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_min_finish_u8, reduce_extreme_finish<uchar, false, false, uchar>))
 
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f32, reduce_arg<float, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f16, reduce_arg<half, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_bf16, reduce_arg<bf16_t, true>))
-EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i64, reduce_arg<int64_t, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i32, reduce_arg<int, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u32, reduce_arg<uint, true>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u8, reduce_arg<uchar, true>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f32, reduce_extreme<float, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_f32, reduce_extreme_finish<float, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_f16, reduce_extreme<half, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_f16, reduce_extreme_finish<half, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_bf16, reduce_extreme<bf16_t, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_bf16, reduce_extreme_finish<bf16_t, true, true, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i64, reduce_extreme<int64_t, true, true, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_argmax_finish_i64, reduce_extreme_finish<int64_t, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_i32, reduce_extreme<int, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_i32, reduce_extreme_finish<int, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u32, reduce_extreme<uint, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_u32, reduce_extreme_finish<uint, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmax_u8, reduce_extreme<uchar, true, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmax_finish_u8, reduce_extreme_finish<uchar, true, true, int64_t>))
 
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f32, reduce_arg<float, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f16, reduce_arg<half, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_bf16, reduce_arg<bf16_t, false>))
-EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i64, reduce_arg<int64_t, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i32, reduce_arg<int, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u32, reduce_arg<uint, false>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u8, reduce_arg<uchar, false>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f32, reduce_extreme<float, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_f32, reduce_extreme_finish<float, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_f16, reduce_extreme<half, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_f16, reduce_extreme_finish<half, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_bf16, reduce_extreme<bf16_t, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_bf16, reduce_extreme_finish<bf16_t, false, true, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i64, reduce_extreme<int64_t, false, true, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_argmin_finish_i64, reduce_extreme_finish<int64_t, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_i32, reduce_extreme<int, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_i32, reduce_extreme_finish<int, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u32, reduce_extreme<uint, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_u32, reduce_extreme_finish<uint, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_argmin_u8, reduce_extreme<uchar, false, true, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_argmin_finish_u8, reduce_extreme_finish<uchar, false, true, int64_t>))
