@@ -12,6 +12,7 @@
 
 #include "backend/cuda_backend.h"
 #include "core/error.h"
+#include "core/fast_div.h"
 #include "core/host_cast.h"
 #include "core/layout_plan.h"
 
@@ -168,14 +169,15 @@ __device__ __forceinline__ T shfl_down(T x, int delta) {
 constexpr int kMaxDims = 16;
 
 // Division by a fixed divisor in [1, 2^31] of numbers below 2^31, as a multiply-high, an
-// add and a shift (Granlund and Montgomery's method): a few instructions where a 64-bit
-// division takes dozens.
+// add and a shift (core/fast_div.h): a few instructions where a 64-bit division takes
+// dozens.
 struct FastDiv {
   uint32_t d = 1, magic = 1, shift = 0;
   FastDiv() = default;
   explicit FastDiv(uint32_t divisor) : d(divisor) {
-    while ((uint64_t(1) << shift) < d) ++shift;
-    magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
+    const FastDivParams p = fast_div_params(divisor);  // core/fast_div.h
+    magic = p.magic;
+    shift = p.shift;
   }
   __host__ __device__ __forceinline__ uint32_t div(uint32_t n) const {
 #ifdef __CUDA_ARCH__

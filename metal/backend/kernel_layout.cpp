@@ -1,7 +1,10 @@
 // Layouts as kernels see them: dims merged where every view allows it, at most
 // EMBER_MAX_DIMS of them, and a flag for dense views (which need no index math).
+#include <algorithm>
+#include <climits>
 #include <string>
 
+#include "core/fast_div.h"
 #include "core/layout_plan.h"
 #include "metal_backend.h"
 
@@ -41,15 +44,23 @@ std::vector<StridedLayout> kernel_layouts(const char* op, const std::vector<Layo
                           " dims after merging, this one has " + std::to_string(plan.ndim()) +
                           " (shape " + shape_str(shape) + "); call .contiguous() first");
 
+  // below 2^31 elements, coordinates split in 32-bit math by multiply-high divisions
+  const bool narrow = shape_numel(plan.shape) <= int64_t(INT32_MAX);
   std::vector<StridedLayout> out(k);
   for (size_t j = 0; j < k; ++j) {
     StridedLayout& s = out[j];
     s = StridedLayout{};
     s.offset = plan.offsets[j];
     s.ndim = uint32_t(plan.ndim());
+    s.narrow = narrow ? 1 : 0;
     for (size_t d = 0; d < plan.ndim(); ++d) {
       s.shape[d] = plan.shape[d];
       s.strides[d] = plan.strides[j][d];
+      if (narrow) {
+        const FastDivParams f = fast_div_params(uint32_t(std::max<int64_t>(plan.shape[d], 1)));
+        s.magic[d] = f.magic;
+        s.shift[d] = f.shift;
+      }
     }
     s.contiguous = layouts[j].is_contiguous() || (plan.ndim() == 1 && plan.strides[j][0] == 1);
   }

@@ -311,6 +311,14 @@ inline ulong abs(ulong x) {
   return x;
 }
 
+// mulhi(x, y): the high half of the full product.
+inline uint mulhi(uint x, uint y) {
+  return uint((ulong(x) * ulong(y)) >> 32);
+}
+inline int mulhi(int x, int y) {
+  return int((long(x) * long(y)) >> 32);
+}
+
 // select(a, b, c): c ? b : a.
 template <typename T>
 inline T select(T a, T b, bool c) {

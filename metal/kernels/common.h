@@ -22,12 +22,19 @@ using namespace metal;
 
 // A strided view, dims already collapsed by the backend (at most EMBER_MAX_DIMS).
 // Element i (row-major over shape) lives at offset + sum(index_d * strides[d]).
+// `narrow`: fewer than 2^31 elements, so element numbers split into coordinates in 32-bit
+// arithmetic, dividing by shape[d] as (mulhi(n, magic[d]) + n) >> shift[d]
+// (core/fast_div.h) instead of a 64-bit division.
 struct StridedLayout {
   int64_t offset;
   int64_t shape[EMBER_MAX_DIMS];
   int64_t strides[EMBER_MAX_DIMS];
+  uint32_t magic[EMBER_MAX_DIMS];
+  uint32_t shift[EMBER_MAX_DIMS];
   uint32_t ndim;
   uint32_t contiguous;  // 1: element i is at offset + i
+  uint32_t narrow;
+  uint32_t pad;
 };
 
 #if defined(__METAL_VERSION__) || defined(EMBER_MSL_SHIM)
@@ -54,16 +61,31 @@ inline bf16_t float_to_bf16(float f) {
   return r;
 }
 
-// The storage offset of element `i` (row-major index over l.shape).
+// n / shape[d] of a narrow layout (n < 2^31).
+inline uint layout_div(constant StridedLayout& l, int d, uint n) {
+  return (mulhi(n, l.magic[d]) + n) >> l.shift[d];
+}
+
+// The storage offset of element `i` (row-major index over l.shape). What is left of i
+// after the inner dims is the outermost index: no division for it.
 inline int64_t strided_offset(constant StridedLayout& l, int64_t i) {
   if (l.contiguous) return l.offset + i;
   int64_t off = l.offset;
-  for (int d = int(l.ndim) - 1; d >= 0; --d) {
+  if (l.narrow != 0) {
+    uint u = uint(i);
+    for (int d = int(l.ndim) - 1; d > 0; --d) {
+      const uint q = layout_div(l, d, u);
+      off += int64_t(u - q * uint(l.shape[d])) * l.strides[d];
+      u = q;
+    }
+    return off + int64_t(u) * l.strides[0];
+  }
+  for (int d = int(l.ndim) - 1; d > 0; --d) {
     const int64_t n = l.shape[d];
     off += (i % n) * l.strides[d];
     i /= n;
   }
-  return off;
+  return off + i * l.strides[0];
 }
 
 // Kernel signature convention (the emulator's launcher depends on it):

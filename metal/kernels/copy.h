@@ -25,7 +25,7 @@ struct FillKParams {
 
 // The offsets of element i (row-major over the shared, collapsed shape) in K layouts.
 // Dense views need no index math; otherwise one split of i into coordinates serves all
-// K layouts, in 32-bit arithmetic while the numbers fit (64-bit division is slow).
+// K layouts, by multiply-high divisions (StridedLayout::narrow) while the numbers fit.
 template <int K, bool Strided>
 inline void ew_offsets(constant StridedLayout* l, int64_t i, thread int64_t* off) {
   for (int k = 0; k < K; ++k) off[k] = l[k].offset + (Strided ? 0 : i);
@@ -34,20 +34,25 @@ inline void ew_offsets(constant StridedLayout* l, int64_t i, thread int64_t* off
     for (int k = 0; k < K; ++k) off[k] += i * l[k].strides[0];
     return;
   }
-  for (int d = int(l[0].ndim) - 1; d >= 0; --d) {
-    const int64_t n = l[0].shape[d];
-    int64_t q, r;
-    if (uint64_t(i) <= 0xffffffffu && uint64_t(n) <= 0xffffffffu) {
-      const uint q32 = uint(i) / uint(n);
-      q = int64_t(q32);
-      r = int64_t(uint(i) - q32 * uint(n));
-    } else {
-      q = i / n;
-      r = i - q * n;
+  // what is left of i after the inner dims is the outermost index: no division for it
+  if (l[0].narrow != 0) {
+    uint u = uint(i);
+    for (int d = int(l[0].ndim) - 1; d > 0; --d) {
+      const uint q = layout_div(l[0], d, u);
+      const int64_t r = int64_t(u - q * uint(l[0].shape[d]));
+      for (int k = 0; k < K; ++k) off[k] += r * l[k].strides[d];
+      u = q;
     }
-    for (int k = 0; k < K; ++k) off[k] += r * l[k].strides[d];
+    for (int k = 0; k < K; ++k) off[k] += int64_t(u) * l[k].strides[0];
+    return;
+  }
+  for (int d = int(l[0].ndim) - 1; d > 0; --d) {
+    const int64_t n = l[0].shape[d];
+    const int64_t q = i / n;
+    for (int k = 0; k < K; ++k) off[k] += (i - q * n) * l[k].strides[d];
     i = q;
   }
+  for (int k = 0; k < K; ++k) off[k] += i * l[k].strides[0];
 }
 
 // Per storage type T: its compute type C (float for the 16-bit floats, as the CPU),
