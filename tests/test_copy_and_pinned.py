@@ -109,3 +109,41 @@ def test_cuda_large_pinned_moves_are_exact_and_ordered_after_queued_work(rng):
     np.testing.assert_array_equal(host.numpy(), x * 2)
     del pinned  # freed at once: the H2D copy was complete when to_device returned
     np.testing.assert_array_equal(on_gpu.numpy(), x)
+
+
+# Permuted views made contiguous (a transpose of the last two dims, with and without batch
+# dims before them; sizes off the 32-element tiles a GPU moves them in), each element size.
+TRANSPOSES = [((100, 70), (1, 0)), ((3, 45, 33), (0, 2, 1)), ((5, 64, 64), (2, 1, 0)),
+              ((2, 3, 40, 50), (0, 1, 3, 2)), ((9, 300), (1, 0))]
+
+
+@pytest.mark.parametrize("shape,perm", TRANSPOSES)
+@pytest.mark.parametrize("name", ["float32", "int64", "bfloat16", "bool"])
+def test_transposed_views_made_contiguous(device, shape, perm, name, rng):
+    if not require_dtype(device, name):
+        return
+    x = rand_array(rng, shape, name)
+    t = ember.tensor(x, device=device) if name != "bfloat16" else ember.tensor(
+        x.astype(np.float32), device=device).to_dtype(ember.bfloat16)
+    u = t.permute(*perm).contiguous()
+    assert u.is_contiguous()
+    check_exact(u, np.transpose(x, perm), name, device)
+    # and copied into a slice of a wider tensor (a strided destination)
+    w = ember.zeros((*u.shape[:-1], u.shape[-1] + 3), dtype=edtype(name), device=device)
+    w[..., 1:-2] = t.permute(*perm)
+    want = np.zeros((*u.shape[:-1], u.shape[-1] + 3), dtype=np.transpose(x, perm).dtype)
+    want[..., 1:-2] = np.transpose(x, perm)
+    check_exact(w, want, name, device)
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_copies_a_transpose_in_tiles():
+    """A transposed copy runs one threadgroup per 32 x 32 tile (reads and writes both in
+    runs), not one lane per element."""
+    d = ember.device("metal")
+    t = ember.ones((3, 100, 70), device=d)
+    before = d.queue_stats()
+    t.transpose(1, 2).contiguous()
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 1
+    assert after["threadgroups"] - before["threadgroups"] == 3 * 4 * 3

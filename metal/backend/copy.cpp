@@ -70,8 +70,46 @@ void MetalStorage::copy_strided(const Layout& src, BackendStorage& dst,
                                 const Layout& dst_layout) const {
   if (dst_layout.numel() == 0) return;
   const std::string bits = bits_suffix(dtype_);
+  if (copy_tiled(src, dst, dst_layout)) return;
   copy_elements(*this, "copy", "copy_bits" + bits, "copy_bits_strided" + bits, src, dst,
                 dst_layout);
+}
+
+bool MetalStorage::copy_tiled(const Layout& src, BackendStorage& dst,
+                              const Layout& dst_layout) const {
+  if (src.ndim() > EMBER_MAX_DIMS) return false;
+  const std::vector<StridedLayout> kl = kernel_layouts("copy", {src, dst_layout}, WalkOrder::Memory);
+  const uint32_t nd = kl[0].ndim;
+  // the plan's last two dims: dst dense along the last, src dense along the one before
+  // and stepping along the last (a transpose); both long enough to fill tiles
+  if (nd < 2 || kl[1].strides[nd - 1] != 1 || kl[0].strides[nd - 2] != 1 ||
+      kl[0].strides[nd - 1] == 1 || kl[0].shape[nd - 1] < 8 || kl[0].shape[nd - 2] < 8)
+    return false;
+  TileKParams p{};
+  p.rows = kl[0].shape[nd - 2];
+  p.cols = kl[0].shape[nd - 1];
+  p.src_col_step = kl[0].strides[nd - 1];
+  p.dst_row_step = kl[1].strides[nd - 2];
+  p.tiles_c = (p.cols + EMBER_TILE - 1) / EMBER_TILE;
+  p.tiles = p.tiles_c * ((p.rows + EMBER_TILE - 1) / EMBER_TILE);
+  Shape batch;
+  Strides sb, db;
+  for (uint32_t d = 0; d + 2 < nd; ++d) {
+    batch.push_back(kl[0].shape[d]);
+    sb.push_back(kl[0].strides[d]);
+    db.push_back(kl[1].strides[d]);
+  }
+  const int64_t groups = shape_numel(batch) * p.tiles;
+  if (groups > int64_t(UINT32_MAX)) return false;
+  const std::vector<StridedLayout> bl = kernel_layouts(
+      "copy", {Layout(batch, sb, kl[0].offset), Layout(batch, db, kl[1].offset)});
+  p.batch[0] = bl[0];
+  p.batch[1] = bl[1];
+  const std::string kernel = "copy_bits_tiled" + bits_suffix(dtype_);
+  if (metal().max_group("copy", kernel) < EMBER_TILE * EMBER_TILE_ROWS) return false;
+  metal().dispatch("copy", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
+                   rt::Size3{EMBER_TILE * EMBER_TILE_ROWS, 1, 1});
+  return true;
 }
 
 void MetalStorage::fill(const Layout& dst_layout, double value) {

@@ -156,6 +156,8 @@ class MetalStorage : public BackendStorage {
   void note_use(uint64_t seq, bool write) const;
   EMBER_BACKEND_STORAGE_OPS
   // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
+  // A transposed copy in tiles (copy.h, TileKParams); false when the views are not one.
+  bool copy_tiled(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const;
 
  private:
   DevicePtr device_;

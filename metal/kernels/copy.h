@@ -14,6 +14,22 @@ struct CopyKParams {
   int64_t count;
 };
 
+// A copy whose source reads its rows' elements far apart and its columns' side by side
+// (a transposed view made contiguous): the last two dims of the plan go in 32 x 32 tiles
+// through threadgroup memory, read down the source's dense dim and written along the
+// destination's, so both sides move whole runs. Threadgroup t takes tile t % tiles of
+// batch position t / tiles (batch: the plan's outer dims, walked by `batch`).
+#define EMBER_TILE 32
+#define EMBER_TILE_ROWS 8  // threads per tile column: each moves EMBER_TILE / 8 elements
+struct TileKParams {
+  StridedLayout batch[2];  // the outer dims of src, dst (offsets included)
+  int64_t rows, cols;      // the tiled dims: dst row r, column c
+  int64_t src_col_step;    // src's stride along c (along r it is 1)
+  int64_t dst_row_step;    // dst's stride along r (along c it is 1)
+  int64_t tiles_c;         // tiles across the columns
+  int64_t tiles;           // tiles per batch position
+};
+
 struct FillKParams {
   StridedLayout dst;
   int64_t start;

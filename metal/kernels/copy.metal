@@ -2,6 +2,7 @@
 //   copy_cast[_strided]_<src>_<dst>   dst = src converted as the CPU's cast does
 //   copy_bits[_strided]_b<8|16|32|64> dst = src, moved as bits (any dtype of that size)
 //   copy_fill[_strided]_b<8|16|32|64> dst = a value's bits, converted on the host
+//   copy_bits_tiled_b<8|16|32|64>     a transposed copy in tiles (copy.h, TileKParams)
 // The _strided variants walk views; the others take dense views (no index math).
 #include "common.h"
 #include "copy.h"
@@ -22,6 +23,30 @@ kernel void copy_bits(device const B* src [[buffer(0)]], device B* dst [[buffer(
   int64_t off[2];
   ew_offsets<2, Strided>(p.l, p.start + int64_t(gid.x), off);
   dst[off[1]] = src[off[0]];
+}
+
+// dst[r, c] = src[r, c] through a tile of threadgroup memory (TileKParams).
+template <typename B>
+[[max_total_threads_per_threadgroup(EMBER_TILE * EMBER_TILE_ROWS)]]
+kernel void copy_bits_tiled(device const B* src [[buffer(0)]], device B* dst [[buffer(1)]],
+                            constant TileKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(B, tile, EMBER_TILE * (EMBER_TILE + 1));  // +1: no bank conflicts
+  const int64_t b = int64_t(tgid.x) / p.tiles, t = int64_t(tgid.x) - b * p.tiles;
+  const int64_t tr = t / p.tiles_c, tc = t - tr * p.tiles_c;
+  const int64_t r0 = tr * EMBER_TILE, c0 = tc * EMBER_TILE;
+  const int64_t sbase = strided_offset(p.batch[0], b), dbase = strided_offset(p.batch[1], b);
+  const uint x = lid.x % EMBER_TILE, y = lid.x / EMBER_TILE;
+  // read: neighbouring lanes take neighbouring rows (src's dense dim)
+  for (uint k = y; k < EMBER_TILE; k += EMBER_TILE_ROWS) {
+    const int64_t r = r0 + x, c = c0 + k;
+    if (r < p.rows && c < p.cols) tile[k * (EMBER_TILE + 1) + x] = src[sbase + r + c * p.src_col_step];
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  // write: neighbouring lanes take neighbouring columns (dst's dense dim)
+  for (uint k = y; k < EMBER_TILE; k += EMBER_TILE_ROWS) {
+    const int64_t r = r0 + k, c = c0 + x;
+    if (r < p.rows && c < p.cols) dst[dbase + r * p.dst_row_step + c] = tile[x * (EMBER_TILE + 1) + k];
+  }
 }
 
 template <typename B, bool Strided>
@@ -94,6 +119,10 @@ EMBER_IF_NOT_I64(EMBER_COPY_BITS(copy_bits_b8, copy_bits_strided_b8, uchar))
 EMBER_IF_NOT_I64(EMBER_COPY_BITS(copy_bits_b16, copy_bits_strided_b16, ushort))
 EMBER_IF_NOT_I64(EMBER_COPY_BITS(copy_bits_b32, copy_bits_strided_b32, uint))
 EMBER_IF_I64(EMBER_COPY_BITS(copy_bits_b64, copy_bits_strided_b64, uint64_t))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(copy_bits_tiled_b8, copy_bits_tiled<uchar>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(copy_bits_tiled_b16, copy_bits_tiled<ushort>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(copy_bits_tiled_b32, copy_bits_tiled<uint>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(copy_bits_tiled_b64, copy_bits_tiled<uint64_t>))
 EMBER_IF_NOT_I64(EMBER_COPY_FILL(copy_fill_b8, copy_fill_strided_b8, uchar))
 EMBER_IF_NOT_I64(EMBER_COPY_FILL(copy_fill_b16, copy_fill_strided_b16, ushort))
 EMBER_IF_NOT_I64(EMBER_COPY_FILL(copy_fill_b32, copy_fill_strided_b32, uint))
