@@ -1,8 +1,10 @@
 // index_select and gather (kernels/index.metal): one lane per output element. Kernels
 // are named by the data's dtype and the ids' dtype (int64, uint32 or uint8).
+#include <algorithm>
 #include <string>
 
 #include "../kernels/index.h"
+#include "core/fast_div.h"
 #include "launch.h"
 
 namespace ember::metal {
@@ -38,6 +40,12 @@ void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendSto
   p.nsel = ids_layout.numel();
   p.inner = 1;
   for (size_t d = size_t(dim) + 1; d < out.size(); ++d) p.inner *= out[d];
+  if (p.src.narrow) {
+    const FastDivParams a = fast_div_params(uint32_t(std::max<int64_t>(p.inner, 1)));
+    const FastDivParams b = fast_div_params(uint32_t(std::max<int64_t>(p.nsel, 1)));
+    p.inner_magic = a.magic, p.inner_shift = a.shift;
+    p.nsel_magic = b.magic, p.nsel_shift = b.shift;
+  }
   launch_elementwise(metal(), "index", index_kernel("select", dtype_, ids.dtype()),
                      {this, &as_metal(ids), &as_metal(dst)}, p, n);
 }
@@ -49,8 +57,8 @@ void MetalStorage::gather(const Layout& src, int64_t dim, const BackendStorage& 
   if (n == 0) return;
   const std::vector<StridedLayout> kl =
       kernel_layouts("gather", {without_dim(src, ids_layout.shape(), dim), ids_layout});
-  p.src = kl[0];
-  p.ids = kl[1];
+  p.l[0] = kl[0];
+  p.l[1] = kl[1];
   p.dim_stride = src.strides()[size_t(dim)];
   launch_elementwise(metal(), "index", index_kernel("gather", dtype_, ids.dtype()),
                      {this, &as_metal(ids), &as_metal(dst)}, p, n);

@@ -61,9 +61,14 @@ inline bf16_t float_to_bf16(float f) {
   return r;
 }
 
+// n / d for n < 2^31, given d's magic number and shift (core/fast_div.h).
+inline uint div_magic(uint n, uint magic, uint shift) {
+  return (mulhi(n, magic) + n) >> shift;
+}
+
 // n / shape[d] of a narrow layout (n < 2^31).
 inline uint layout_div(constant StridedLayout& l, int d, uint n) {
-  return (mulhi(n, l.magic[d]) + n) >> l.shift[d];
+  return div_magic(n, l.magic[d], l.shift[d]);
 }
 
 // The storage offset of element `i` (row-major index over l.shape). What is left of i

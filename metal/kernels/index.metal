@@ -1,6 +1,7 @@
 // index_select and gather: one lane per output element. Indices were range-checked by
 // core; they come as int64, uint32 or uint8 (I).
 #include "common.h"
+#include "copy.h"
 #include "index.h"
 
 template <typename T, typename I>
@@ -9,7 +10,13 @@ kernel void index_select(device const T* src [[buffer(0)]], device const I* ids 
                          EMBER_THREAD_ARGS) {
   if (int64_t(gid.x) >= p.count) return;
   const int64_t i = p.start + int64_t(gid.x);
-  const int64_t j = (i / p.inner) % p.nsel;
+  int64_t j;
+  if (p.src.narrow != 0) {
+    const uint q = div_magic(uint(i), p.inner_magic, p.inner_shift);
+    j = int64_t(q - div_magic(q, p.nsel_magic, p.nsel_shift) * uint(p.nsel));
+  } else {
+    j = (i / p.inner) % p.nsel;
+  }
   const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
   dst[i] = src[strided_offset(p.src, i) + id * p.dim_stride];
 }
@@ -20,8 +27,9 @@ kernel void index_gather(device const T* src [[buffer(0)]], device const I* ids 
                          EMBER_THREAD_ARGS) {
   if (int64_t(gid.x) >= p.count) return;
   const int64_t i = p.start + int64_t(gid.x);
-  const int64_t id = int64_t(ids[strided_offset(p.ids, i)]);
-  dst[i] = src[strided_offset(p.src, i) + id * p.dim_stride];
+  int64_t off[2];
+  ew_offsets<2, true>(p.l, i, off);
+  dst[i] = src[off[0] + int64_t(ids[off[1]]) * p.dim_stride];
 }
 
 EMBER_IF_I64(EMBER_KERNEL(index_select_f32_i64, index_select<float, int64_t>))
