@@ -253,6 +253,22 @@ def rows(n: int) -> list[Row]:
     add("slice_scatter", "dim 1, step 2", f32, {"a": (sq, "normal"), "s": ((n, n // 2), "normal")},
         {"ember": "ember.slice_scatter(a, s, 1, 0, None, 2)",
          "torch": "torch.slice_scatter(a, s, 1, 0, None, 2)", "numpy": None}, 2.5 * nn)  # fmt: skip
+    # scans, sorts and top-k: one long row, rows, many short rows
+    add("cumsum", "1-D", f32, {"a": ((nn,), "normal")}, {"*": "a.cumsum(0)", "numpy": "np.cumsum(a)"},
+        2 * nn)  # fmt: skip
+    add("cumsum", "rows (dim 1)", f32, {"a": (sq, "normal")},
+        {"*": "a.cumsum(1)", "numpy": "np.cumsum(a, axis=1)"}, 2 * nn)  # fmt: skip
+    add("cumsum", "dim 0", f32, {"a": (sq, "normal")},
+        {"*": "a.cumsum(0)", "numpy": "np.cumsum(a, axis=0)"}, 2 * nn)  # fmt: skip
+    add("sort", "1-D", f32, {"a": ((nn // 16,), "normal")}, {"*": "a.sort(-1)", "numpy": "np.sort(a)"}, 0)
+    add("sort", "rows", f32, {"a": ((n // 4, n), "normal")},
+        {"*": "a.sort(-1)", "numpy": "np.sort(a, axis=-1)"}, 0)  # fmt: skip
+    add("argsort", "short rows (64)", f32, {"a": ((nn // 64, 64), "normal")},
+        {"*": "a.argsort(-1)", "numpy": "np.argsort(a, axis=-1)"}, 0, exact=True)  # fmt: skip
+    add("topk", "rows, k = 10", f32, {"a": (sq, "normal")}, {"*": "a.topk(10, -1)", "numpy": None}, 0)
+    add("topk", "1-D, k = 10", f32, {"a": ((nn,), "normal")}, {"*": "a.topk(10)", "numpy": None}, 0)
+    add("topk", "rows, k = n / 4", f32, {"a": ((n // 4, n), "normal")},
+        {"*": f"a.topk({n // 4}, -1)", "numpy": None}, 0)  # fmt: skip
     return out
 
 

@@ -142,6 +142,34 @@ def test_topk(device, dtype, largest, dim, rng):
             np.testing.assert_array_equal(f.indices.numpy(), np.take(idx, [0, 1], axis=dim))
 
 
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_long_rows(device, dtype, largest, rng):
+    """Rows long enough for a selection instead of a sort (the CPU keeps a heap of k when
+    k is small next to the row, else nth_element; one long row splits over threads):
+    many ties and, in floats, NaN, -0.0 and 0.0, in both directions; k from 1 to past the
+    heap's reach."""
+    if not require_dtype(device, dtype):
+        return
+    cases = [((3, 5000), -1, (1, 10, 77, 200)), ((5000, 3), 0, (10,)), ((1, 1 << 17), -1, (1, 10))]
+    for shape, dim, ks in cases:
+        x = rand_array(rng, shape, dtype, kind="small")  # values 0..3: ties everywhere
+        if is_float(dtype):
+            y = x.astype(np.float64)
+            flat = y.reshape(-1)
+            picks = rng.choice(flat.size, size=40, replace=False)
+            flat[picks[:15]] = np.nan
+            flat[picks[15:30]] = -0.0
+            flat[picks[30:]] = np.inf if largest else -np.inf
+            x = rounded(y, dtype)
+        t = to_ember(x, dtype, device)
+        idx = ref_argsort(x, dim, descending=largest)
+        for k in ks:
+            r = t.topk(k, dim, largest=largest)
+            want = np.take(idx, np.arange(k), axis=dim)
+            check_exact(r.indices, want, "int64", device)
+            check_exact(r.values, np.take_along_axis(x, want, dim), dtype, device)
+
+
 @pytest.mark.parametrize("k", [-1, 6, 100])
 def test_topk_k_out_of_range(device, k):
     t = ember.ones(3, 5, device=device)

@@ -257,6 +257,14 @@ class BackendStorage {
   // equal values keep their order in both directions.
   virtual void sort(const Layout& src, bool descending, BackendStorage& values,
                     BackendStorage& indices) const = 0;
+  // The first k of that sort of each row (the last dim) of src into contiguous `values`
+  // and int64 `indices` of k per row, without sorting whole rows: the k largest
+  // (`largest`, the descending order) or smallest, equal values by position. false where
+  // the backend has no such kernel (core then sorts the rows and keeps k).
+  virtual bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+                    BackendStorage& indices) const {
+    return false;
+  }
   // lhs [..., M, K] @ rhs [..., K, N] into contiguous dst [..., M, N]; batch dims of
   // both are already broadcast to the same shape (strides may be 0).
   virtual void matmul(const Layout& lhs, const BackendStorage& rhs, const Layout& rhs_layout,

@@ -1,5 +1,5 @@
 // sort, argsort and topk: a stable sort along one dim in the backends; topk takes the
-// first k of the sorted rows.
+// first k of the sorted rows, or the backend's selection of them (BackendStorage::topk).
 #include <algorithm>
 
 #include "dim_last.h"
@@ -44,6 +44,24 @@ SortResult topk(const Tensor& t, int64_t k, int64_t dim, bool largest) {
                               std::to_string(dim) + " of size " + std::to_string(size) +
                               " (shape " + shape_str(t.shape()) + "); k must be in [0, " +
                               std::to_string(size) + "]");
+  if (t.ndim() > 0 && !autograd::wants_grad({&t}) && t.device()->supports_dtype(t.dtype())) {
+    // the backend's selection of k per row, where it has one
+    DimLast v = dim_last(t.layout(), d);
+    Shape out = v.layout.shape();
+    out.back() = k;
+    Tensor values = empty(out, t.dtype(), t.device(), "topk");
+    Tensor indices = empty(out, DType::I64, t.device(), "topk");
+    bool done = values.numel() == 0;
+    if (!done) {
+      StorageLocks locks(__func__, {t.storage().get()},
+                         {values.storage().get(), indices.storage().get()});
+      done = t.storage()->impl().topk(v.layout, k, largest, values.storage()->impl(),
+                                      indices.storage()->impl());
+    }
+    if (done)
+      return {contiguous(values.view_as(values.layout().permute(v.back))),
+              contiguous(indices.view_as(indices.layout().permute(v.back)))};
+  }
   SortResult s = sort(t, d, largest);
   if (t.ndim() == 0) return s;
   return {contiguous(narrow(s.values, d, 0, k)), contiguous(narrow(s.indices, d, 0, k))};

@@ -56,6 +56,8 @@ class CpuStorage : public BackendStorage {
                        BackendStorage& dst) const override;
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
+  bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+            BackendStorage& indices) const override;
 
  private:
   DevicePtr device_;

@@ -1,6 +1,9 @@
 // sort along the last dim: std::stable_sort of (value, position) pairs per row, rows
-// across cores. NaN is above every number, as in numpy and PyTorch.
+// across cores. NaN is above every number, as in numpy and PyTorch. topk selects k per
+// row (a heap of k, or nth_element) instead of sorting the rows.
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -45,7 +48,186 @@ void sort_row(const T* x, int64_t stride, int64_t n, bool desc, T* values, int64
   }
 }
 
+// topk ranks a row's elements by an integer key per value and then the position: keys
+// in the sort's order (`kLargest`: descending), NaN past every number, -0.0 tied with
+// 0.0. (key, position) pairs are a strict total order whose first k are exactly the
+// first k of the stable sort, compared as two integers. Keys are signed, so that SSE2's
+// compares test them 4 at a time.
+template <typename T>
+struct RankKey {
+  using C = compute_t<T>;
+  using K = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
+  template <bool kLargest>
+  static K of(T x) {
+    const C v = C(x);
+    K u;
+    if constexpr (std::is_floating_point_v<C>) {
+      // integer operations on the bits only (they vectorise where float compares do not)
+      constexpr K kMax = std::numeric_limits<K>::max();
+      constexpr K kInf = std::is_same_v<C, float> ? K(0x7f800000) : K(0x7ff0000000000000);
+      std::memcpy(&u, &v, sizeof u);
+      const K a = u & kMax;
+      // one NaN key above +inf; -0.0 as 0.0; negative floats in reversed order
+      u = a > kInf ? kMax : a == 0 ? K(0) : u < 0 ? u ^ kMax : u;
+    } else if constexpr (std::is_signed_v<C>) {
+      u = K(v);
+    } else if constexpr (sizeof(C) == sizeof(K)) {
+      u = K(v ^ (C(1) << (8 * sizeof(C) - 1)));  // uint32: the order kept, shifted
+    } else {
+      u = K(v);
+    }
+    return kLargest ? K(~u) : u;
+  }
+};
+
+// best = the k best (smallest key, then position) of positions [lo, hi) of the row x
+// (stride apart), best first. Few (k * 64 <= the range's length): the k best so far are
+// kept, and an element enters only when its key beats the worst kept (a later position
+// ties in nothing); keys are tested 32 at a time without branches, so most of a row is
+// one vectorised pass. Up to 64 kept stay sorted (an entry shifts the worse ones), more
+// are a heap. Else a selection (nth_element) of the whole range and a sort of k.
+template <typename T, bool kLargest>
+void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
+                 std::vector<std::pair<typename RankKey<T>::K, int64_t>>& best) {
+  using K = typename RankKey<T>::K;
+  using Pair = std::pair<K, int64_t>;
+  best.clear();
+  const int64_t m = hi - lo;
+  k = std::min(k, m);
+  if (k <= 0) return;
+  if (k * 64 > m && sizeof(K) == 4 && hi <= (int64_t(1) << 32)) {
+    // (key, position) packed in one 64-bit integer: half the bytes, one compare
+    thread_local std::vector<uint64_t> packed;
+    packed.resize(size_t(m));
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint32_t key = uint32_t(RankKey<T>::template of<kLargest>(x[i * stride])) ^ 0x80000000u;
+      packed[size_t(i - lo)] = (uint64_t(key) << 32) | uint64_t(i);
+    }
+    if (k < m) std::nth_element(packed.begin(), packed.begin() + (k - 1), packed.end());
+    std::sort(packed.begin(), packed.begin() + k);
+    for (int64_t j = 0; j < k; ++j) {
+      const uint64_t q = packed[size_t(j)];
+      best.emplace_back(K(uint32_t(q >> 32) ^ 0x80000000u), int64_t(q & 0xffffffffu));
+    }
+    return;
+  }
+  if (k * 64 > m) {
+    best.reserve(size_t(m));
+    for (int64_t i = lo; i < hi; ++i) best.emplace_back(RankKey<T>::template of<kLargest>(x[i * stride]), i);
+    if (k < m) std::nth_element(best.begin(), best.begin() + (k - 1), best.end());
+    best.resize(size_t(k));
+    std::sort(best.begin(), best.end());
+    return;
+  }
+  for (int64_t i = lo; i < lo + k; ++i) best.emplace_back(RankKey<T>::template of<kLargest>(x[i * stride]), i);
+  constexpr int64_t kBlock = 32;
+  const bool sorted = k <= 64;
+  if (sorted)
+    std::sort(best.begin(), best.end());
+  else
+    std::make_heap(best.begin(), best.end());  // the front is the worst kept
+  K worst = sorted ? best.back().first : best.front().first;
+  using C = compute_t<T>;
+  C worst_value = C(x[(sorted ? best.back().second : best.front().second) * stride]);
+  // whether v ranks before the worst kept (0 or 1, without branches): floats compared as
+  // floats (NaN above every number, -0.0 equal to 0.0, as the keys order them)
+  const auto before_worst = [&](T t) -> int {
+    if constexpr (std::is_floating_point_v<C>) {
+      const C v = C(t), w = worst_value;
+      return kLargest ? int(v > w) | (int(v != v) & int(w == w))
+                      : int(v < w) | (int(v == v) & int(w != w));
+    } else {
+      return int(RankKey<T>::template of<kLargest>(t) < worst);
+    }
+  };
+  const auto offer = [&](int64_t i) {
+    if (!before_worst(x[i * stride])) return;
+    const K key = RankKey<T>::template of<kLargest>(x[i * stride]);
+    if (sorted) {  // shift the worse ones up one place; the last drops out
+      size_t j = size_t(k - 1);
+      for (; j > 0 && key < best[j - 1].first; --j) best[j] = best[j - 1];
+      best[j] = Pair(key, i);
+    } else {
+      std::pop_heap(best.begin(), best.end());
+      best.back() = Pair(key, i);
+      std::push_heap(best.begin(), best.end());
+    }
+    const Pair& w = sorted ? best.back() : best.front();
+    worst = w.first;
+    worst_value = C(x[w.second * stride]);
+  };
+  const auto any_before = [&](const T* p) {  // of p[0..kBlock): one vectorised pass
+    int any = 0;
+    for (int64_t j = 0; j < kBlock; ++j) any |= before_worst(p[j]);
+    return any != 0;
+  };
+  int64_t i = lo + k;
+  if (stride == 1) {
+    for (; i + kBlock <= hi; i += kBlock)
+      if (any_before(x + i))
+        for (int64_t j = 0; j < kBlock; ++j) offer(i + j);
+  }
+  for (; i < hi; ++i) offer(i);
+  if (!sorted) std::sort_heap(best.begin(), best.end());
+}
+
 }  // namespace
+
+bool CpuStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+                      BackendStorage& indices) const {
+  const int64_t n = src.dim(src.ndim() - 1), stride = src.strides().back();
+  const int64_t rows = n == 0 ? 0 : src.numel() / n;
+  int64_t* idx = as_cpu(indices).ptr<int64_t>();
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    using Pair = std::pair<typename RankKey<T>::K, int64_t>;
+    const T* in = ptr<T>();
+    T* out = as_cpu(values).ptr<T>();
+    const auto select = [&](const T* x, int64_t s, int64_t lo, int64_t hi, std::vector<Pair>& best) {
+      if (largest)
+        select_best<T, true>(x, s, lo, hi, k, best);
+      else
+        select_best<T, false>(x, s, lo, hi, k, best);
+    };
+    const auto emit = [&](const T* x, const std::vector<Pair>& best, int64_t r) {
+      for (int64_t j = 0; j < k; ++j) {
+        idx[r * k + j] = best[size_t(j)].second;
+        out[r * k + j] = x[best[size_t(j)].second * stride];  // the stored element itself
+      }
+    };
+    // Few long rows: each row's parts select their k best on several threads, then the
+    // row's k best of those candidates.
+    const int64_t threads = num_threads();
+    if (rows < threads && n >= (int64_t(1) << 16) && k * 64 <= n) {
+      const int64_t parts = std::min<int64_t>(threads * 4, n / (k * 64));
+      const int64_t per = (n + parts - 1) / parts;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* x = in + row_offset(src, r);
+        std::vector<std::vector<Pair>> cand(static_cast<size_t>(parts));
+        parallel_for(parts, 1, [&](int64_t plo, int64_t phi) {
+          for (int64_t q = plo; q < phi; ++q)
+            select(x, stride, q * per, std::min(n, (q + 1) * per), cand[size_t(q)]);
+        });
+        std::vector<Pair> all;
+        for (const auto& c : cand) all.insert(all.end(), c.begin(), c.end());
+        std::partial_sort(all.begin(), all.begin() + k, all.end());
+        emit(x, all, r);
+      }
+      return;
+    }
+    // A row costs about n comparisons (a heap) or a few n (a selection).
+    parallel_for(rows, std::max<int64_t>(1, kParallelGrain / 4 / std::max<int64_t>(n, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   thread_local std::vector<Pair> best;
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const T* x = in + row_offset(src, r);
+                     select(x, stride, 0, n, best);
+                     emit(x, best, r);
+                   }
+                 });
+  });
+  return true;
+}
 
 void CpuStorage::sort(const Layout& src, bool descending, BackendStorage& values,
                       BackendStorage& indices) const {
