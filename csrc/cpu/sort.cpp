@@ -1,6 +1,7 @@
-// sort along the last dim: std::stable_sort of (value, position) pairs per row, rows
-// across cores. NaN is above every number, as in numpy and PyTorch. topk selects k per
-// row (a heap of k, or nth_element) instead of sorting the rows.
+// sort along the last dim, rows across cores: each value's integer key (NaN above every
+// number, as in numpy and PyTorch; -0.0 tied with 0.0) sorted with its position, so
+// equal values keep their order (stable) in both directions; radix passes for rows of
+// 32-bit keys. topk selects k per row instead of sorting the rows.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -15,38 +16,6 @@
 namespace ember::cpu {
 
 namespace {
-
-template <typename C>
-bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return v != v;
-  return false;
-}
-
-// Strict orders for stable_sort; -0.0 == 0.0 (a tie), every NaN ties with every NaN.
-template <typename C>
-bool ascending(C a, C b) {
-  return !is_nan(a) && (is_nan(b) || a < b);
-}
-template <typename C>
-bool descending(C a, C b) {
-  return !is_nan(b) && (is_nan(a) || a > b);
-}
-
-template <typename T>
-void sort_row(const T* x, int64_t stride, int64_t n, bool desc, T* values, int64_t* indices) {
-  using C = compute_t<T>;
-  thread_local std::vector<std::pair<C, int64_t>> row;
-  row.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) row[size_t(i)] = {C(x[i * stride]), i};
-  auto by = [desc](const std::pair<C, int64_t>& a, const std::pair<C, int64_t>& b) {
-    return desc ? descending(a.first, b.first) : ascending(a.first, b.first);
-  };
-  std::stable_sort(row.begin(), row.end(), by);
-  for (int64_t j = 0; j < n; ++j) {
-    indices[j] = row[size_t(j)].second;
-    values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
-  }
-}
 
 // topk ranks a row's elements by an integer key per value and then the position: keys
 // in the sort's order (`kLargest`: descending), NaN past every number, -0.0 tied with
@@ -171,6 +140,74 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
   if (!sorted) std::sort_heap(best.begin(), best.end());
 }
 
+// Sorts `a` ((key + 2^31) << 32 | position, for keys of 32 bits) by key, positions kept
+// in their order among equal keys: LSD radix passes over the key's four bytes (stable
+// counting sorts), skipping a byte that every key shares (so 8- and 16-bit dtypes take
+// one or two passes).
+void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
+  const size_t n = a.size();
+  size_t count[4][256] = {};
+  for (const uint64_t v : a)
+    for (int b = 0; b < 4; ++b) ++count[b][(v >> (32 + 8 * b)) & 0xff];
+  tmp.resize(n);
+  uint64_t *src = a.data(), *dst = tmp.data();
+  for (int b = 0; b < 4; ++b) {
+    const int shift = 32 + 8 * b;
+    size_t* c = count[b];
+    if (c[(src[0] >> shift) & 0xff] == n) continue;
+    for (size_t d = 0, sum = 0; d < 256; ++d) {
+      const size_t t = c[d];
+      c[d] = sum;
+      sum += t;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t v = src[i];
+      dst[c[(v >> shift) & 0xff]++] = v;
+    }
+    std::swap(src, dst);
+  }
+  if (src != a.data()) a.swap(tmp);
+}
+
+// Rows at least this long take the radix passes; shorter ones a comparison sort.
+constexpr int64_t kRadixMin = 256;
+
+// A stable sort of one row by RankKey (kDesc: descending): the keys and positions
+// sorted as one 64-bit integer each where the keys have 32 bits (radix passes, or
+// std::sort of short rows: the position makes every integer distinct, so any sort is
+// the stable one), else (key, position) pairs.
+template <typename T, bool kDesc>
+void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices) {
+  using K = typename RankKey<T>::K;
+  if constexpr (sizeof(K) == 4) {
+    if (n <= int64_t(UINT32_MAX)) {
+      thread_local std::vector<uint64_t> a, tmp;
+      a.resize(size_t(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t key = uint32_t(RankKey<T>::template of<kDesc>(x[i * stride])) ^ 0x80000000u;
+        a[size_t(i)] = (uint64_t(key) << 32) | uint64_t(i);
+      }
+      if (n >= kRadixMin)
+        radix_sort_keys(a, tmp);
+      else
+        std::sort(a.begin(), a.end());
+      for (int64_t j = 0; j < n; ++j) {
+        indices[j] = int64_t(a[size_t(j)] & 0xffffffffu);
+        values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
+      }
+      return;
+    }
+  }
+  thread_local std::vector<std::pair<K, int64_t>> row;
+  row.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) row[size_t(i)] = {RankKey<T>::template of<kDesc>(x[i * stride]), i};
+  std::sort(row.begin(), row.end());
+  for (int64_t j = 0; j < n; ++j) {
+    indices[j] = row[size_t(j)].second;
+    values[j] = x[indices[j] * stride];
+  }
+}
+
 }  // namespace
 
 bool CpuStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
@@ -241,9 +278,13 @@ void CpuStorage::sort(const Layout& src, bool descending, BackendStorage& values
     // A row costs about n log n comparisons: a smaller grain than elementwise ops.
     parallel_for(rows, std::max<int64_t>(1, kParallelGrain / 16 / std::max<int64_t>(n, 1)),
                  [&](int64_t lo, int64_t hi) {
-                   for (int64_t r = lo; r < hi; ++r)
-                     sort_row(in + row_offset(src, r), stride, n, descending, out + r * n,
-                              idx + r * n);
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const T* x = in + row_offset(src, r);
+                     if (descending)
+                       sort_row<T, true>(x, stride, n, out + r * n, idx + r * n);
+                     else
+                       sort_row<T, false>(x, stride, n, out + r * n, idx + r * n);
+                   }
                  });
   });
 }
