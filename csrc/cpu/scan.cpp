@@ -1,4 +1,5 @@
-// cumsum / cumprod along the last dim: one sequential pass per row, rows across cores;
+// cumsum / cumprod along the last dim: one sequential pass per row, rows across cores,
+// a long row split over threads in two passes;
 // and nonzero's compaction: a threaded two-pass over chunks of the mask.
 #include <algorithm>
 #include <cstring>
@@ -28,16 +29,40 @@ struct ScanAcc<T, true> {
 template <typename T>
 using scan_acc_t = typename ScanAcc<T>::type;
 
+// y[i] = acc op x[0] op ... op x[i], from `acc` (the identity for a whole row).
 template <typename T>
-void scan_row(ScanOp op, const T* x, int64_t stride, int64_t n, T* y) {
+void scan_row(ScanOp op, const T* x, int64_t stride, int64_t n, T* y,
+              scan_acc_t<T> acc) {
   using A = scan_acc_t<T>;
-  A acc = op == ScanOp::Sum ? A(0) : A(1);
   for (int64_t i = 0; i < n; ++i) {
     const A v = A(compute_t<T>(x[i * stride]));
     acc = op == ScanOp::Sum ? A(acc + v) : A(acc * v);
     y[i] = T(compute_t<T>(acc));
   }
 }
+
+// The sum or product of x[0..n), in the scan's accumulator.
+template <typename T>
+scan_acc_t<T> fold_row(ScanOp op, const T* x, int64_t stride, int64_t n) {
+  using A = scan_acc_t<T>;
+  A acc = op == ScanOp::Sum ? A(0) : A(1);
+  for (int64_t i = 0; i < n; ++i) {
+    const A v = A(compute_t<T>(x[i * stride]));
+    acc = op == ScanOp::Sum ? A(acc + v) : A(acc * v);
+  }
+  return acc;
+}
+
+// Long rows split over threads in two passes (each part's total, then each part's scan
+// from the totals before it) where the split cannot show in the result: integers wrap
+// the same whatever the order, and float32 accumulates in double, whose different
+// rounding of a regrouped sum lies far below a float32's ulp. Half types (accumulated in
+// float) and float64 keep one sequential pass.
+template <typename T>
+constexpr bool splits_rows() {
+  return !is_float_v<T> || std::is_same_v<T, float>;
+}
+constexpr int64_t kSplitRow = int64_t(1) << 16;
 
 // The true bytes of mask[lo, hi).
 int64_t count_true(const uint8_t* mask, int64_t lo, int64_t hi) {
@@ -135,10 +160,39 @@ void CpuStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
     using T = decltype(tag);
     const T* in = ptr<T>();
     T* out = as_cpu(dst).ptr<T>();
+    using A = scan_acc_t<T>;
+    const A identity = op == ScanOp::Sum ? A(0) : A(1);
+    const int64_t threads = num_threads();
+    if constexpr (splits_rows<T>()) {
+      if (rows < threads && n >= kSplitRow && threads > 1) {
+        const int64_t parts = std::min<int64_t>(4 * threads, n / (kSplitRow / 4));
+        const int64_t per = (n + parts - 1) / parts;
+        std::vector<A> start(size_t(parts) + 1);
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* x = in + row_offset(src, r);
+          T* y = out + r * n;
+          parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+            for (int64_t q = lo; q < hi; ++q)
+              start[size_t(q) + 1] =
+                  fold_row(op, x + q * per * stride, stride, std::min(n, (q + 1) * per) - q * per);
+          });
+          start[0] = identity;
+          for (int64_t q = 0; q < parts; ++q)
+            start[size_t(q) + 1] = op == ScanOp::Sum ? A(start[size_t(q)] + start[size_t(q) + 1])
+                                                     : A(start[size_t(q)] * start[size_t(q) + 1]);
+          parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+            for (int64_t q = lo; q < hi; ++q)
+              scan_row(op, x + q * per * stride, stride, std::min(n, (q + 1) * per) - q * per,
+                       y + q * per, start[size_t(q)]);
+          });
+        }
+        return;
+      }
+    }
     parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t r = lo; r < hi; ++r)
-                     scan_row(op, in + row_offset(src, r), stride, n, out + r * n);
+                     scan_row(op, in + row_offset(src, r), stride, n, out + r * n, identity);
                  });
   });
 }
