@@ -177,3 +177,20 @@ def test_dtype_the_device_lacks(device):
     with pytest.raises(ember.UnsupportedDTypeError, match="cumsum") as info:
         t.cumsum(0, dtype=ember.float64)
     assert info.value.op == "cumsum" and info.value.dtype == ember.float64
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_metal_scans_a_long_row_on_many_threadgroups(op):
+    """One row of 2^24 scans in chunks over many threadgroups (their totals, the chunks'
+    offsets, each chunk's scan: three dispatches), not on one threadgroup."""
+    d = ember.device("metal")
+    t = ember.ones(1 << 24, device=d)
+    before = d.queue_stats()
+    r = getattr(t, op)(0)
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 3
+    assert after["threadgroups"] - before["threadgroups"] > 2 * 64
+    got = r[-3:].numpy()
+    want = [2**24 - 2, 2**24 - 1, 2**24] if op == "cumsum" else [1.0, 1.0, 1.0]
+    np.testing.assert_array_equal(got, np.array(want, np.float32))

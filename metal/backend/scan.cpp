@@ -1,5 +1,6 @@
 // cumsum / cumprod along the last dim (kernels/scan.metal): one threadgroup per row, its
-// lanes each scanning a run of about 8 or more elements. nonzero's compaction: a count
+// lanes each scanning a run of about 8 or more elements; few long rows in chunks over
+// many threadgroups (chunk totals, their offsets, each chunk's scan). nonzero's compaction: a count
 // per threadgroup, their scan (the cumsum above), then each group writes its positions.
 #include <algorithm>
 #include <memory>
@@ -25,6 +26,29 @@ void MetalStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const
   const uint32_t group = power_of_two_group(metal(), "scan", kernel, EMBER_REDUCE_GROUP);
   uint32_t lanes = 1;
   while (lanes < group && int64_t(lanes) * 8 < p.n) lanes <<= 1;
+  p.chunks = 1;
+  p.per_chunk = p.n;
+  // Few long rows: chunks of at least 8 elements a lane over enough threadgroups to fill
+  // the GPU (as the reductions split theirs), in three dispatches (scan.h).
+  constexpr int64_t kWantGroups = 256;
+  const int64_t min_chunk = int64_t(lanes) * 32;
+  if (p.nrows < kWantGroups && p.n >= 2 * min_chunk) {
+    p.chunks = std::min((kWantGroups + p.nrows - 1) / p.nrows, p.n / min_chunk);
+    p.per_chunk = (p.n + p.chunks - 1) / p.chunks;
+    p.chunks = (p.n + p.per_chunk - 1) / p.per_chunk;
+  }
+  if (p.chunks > 1) {
+    const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+    const std::string stem = std::string("scan_") + name;
+    p.first_row = 0;
+    std::unique_ptr<BackendStorage> offsets = metal().alloc_uninit(p.nrows * p.chunks, DType::I64);
+    const MetalStorage& o = as_metal(*offsets);
+    const rt::Size3 grid{uint32_t(p.nrows * p.chunks), 1, 1}, lanes3{lanes, 1, 1};
+    metal().dispatch("scan", stem + "_totals" + suffix, {this, &o}, p, grid, lanes3);
+    metal().dispatch_1d("scan", stem + "_offsets" + suffix, {&o}, p, p.nrows);
+    metal().dispatch("scan", stem + "_chunks" + suffix, {this, &o, &as_metal(dst)}, p, grid, lanes3);
+    return;
+  }
   for (int64_t r = 0; r < p.nrows; r += kElementwiseChunk) {  // tgid.x is 32 bits wide
     p.first_row = r;
     const int64_t groups = std::min(kElementwiseChunk, p.nrows - r);

@@ -7,12 +7,18 @@
 // Row r of src starts at offset_of(rows, r) and has n elements `stride` apart; dst is
 // contiguous [nrows, n]. One threadgroup per row (rows first_row + tgid.x); its lanes
 // (a power of two, up to EMBER_REDUCE_GROUP) each scan one run of the row.
+// Few long rows split into `chunks` chunks of `per_chunk` (threadgroup g: row
+// first_row + g / chunks, chunk g % chunks) in three dispatches: each chunk's total
+// (scan_totals), each row's totals into the exclusive offsets of its chunks
+// (scan_offsets), each chunk's scan from its offset (scan_chunks).
 struct ScanKParams {
   StridedLayout rows;  // the leading dims of src, with src's offset
   int64_t nrows;
   int64_t n;
   int64_t stride;
   int64_t first_row;
+  int64_t chunks;      // 1: whole rows
+  int64_t per_chunk;
 };
 
 // nonzero's compaction of a contiguous bool mask (src's bytes from `offset`, n of them):

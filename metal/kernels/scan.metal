@@ -1,6 +1,7 @@
 // cumsum and cumprod along the last dim, one threadgroup per row: each lane combines one
 // run of the row, lane 0 scans the run totals, then each lane rescans its run from the
-// total before it. Floats accumulate in float, integers in an unsigned type (wraps).
+// total before it. Few long rows split over many threadgroups (scan.h). Floats
+// accumulate in float, integers in an unsigned type (wraps).
 #include "common.h"
 #include "scan.h"
 
@@ -46,27 +47,27 @@ inline A scan_combine(A a, A b) {
 
 }  // namespace ember_k
 
-template <typename T, bool kProd>
-[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void scan_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
-                      constant ScanKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
-  using namespace ember_k;
-  typedef typename ScanNum<T>::A A;
-  EMBER_THREADGROUP(A, totals, EMBER_REDUCE_GROUP);
-  const uint lane = lid.x, lanes = tgsize.x;
-  const int64_t row = p.first_row + int64_t(tgid.x);
-  const int64_t base = offset_of(p.rows, row);
-  const int64_t run = (p.n + lanes - 1) / lanes;
-  const int64_t lo = min(p.n, int64_t(lane) * run), hi = min(p.n, lo + run);
-  const A identity = kProd ? A(1) : A(0);
+namespace ember_k {
 
-  A acc = identity;
-  for (int64_t i = lo; i < hi; ++i)
-    acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * p.stride]));
+// Elements [lo, hi) of the row at `base` (stride apart), split into one run per lane:
+// each lane's run total into totals[lane], then lane 0 turns the totals into exclusive
+// offsets from `first` (in lane order). Every lane of the group must call this.
+template <typename T, bool kProd>
+inline void scan_run_offsets(device const T* src, int64_t base, int64_t stride, int64_t lo,
+                             int64_t hi, typename ScanNum<T>::A first, uint lane, uint lanes,
+                             threadgroup typename ScanNum<T>::A* totals, thread int64_t& rlo,
+                             thread int64_t& rhi) {
+  typedef typename ScanNum<T>::A A;
+  const int64_t run = (hi - lo + lanes - 1) / lanes;
+  rlo = min(hi, lo + int64_t(lane) * run);
+  rhi = min(hi, rlo + run);
+  A acc = kProd ? A(1) : A(0);
+  for (int64_t i = rlo; i < rhi; ++i)
+    acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * stride]));
   totals[lane] = acc;
   threadgroup_barrier(mem_flags::mem_threadgroup);
   if (lane == 0) {  // exclusive scan of the run totals, in lane order
-    A before = identity;
+    A before = first;
     for (uint l = 0; l < lanes; ++l) {
       const A t = totals[l];
       totals[l] = before;
@@ -74,16 +75,99 @@ kernel void scan_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(
     }
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  acc = totals[lane];
-  device T* out = dst + row * p.n;
-  for (int64_t i = lo; i < hi; ++i) {
-    acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * p.stride]));
+}
+
+// Rescans a lane's run [rlo, rhi) from acc into out.
+template <typename T, bool kProd>
+inline void scan_run(device const T* src, int64_t base, int64_t stride, int64_t rlo, int64_t rhi,
+                     typename ScanNum<T>::A acc, device T* out) {
+  for (int64_t i = rlo; i < rhi; ++i) {
+    acc = scan_combine<typename ScanNum<T>::A, kProd>(acc, ScanNum<T>::load(src[base + i * stride]));
     out[i] = ScanNum<T>::store(acc);
   }
 }
 
-#define EMBER_SCAN_KERNELS(name, suffix, T, kProd) \
-  EMBER_KERNEL_GROUPED(scan_##name##_##suffix, scan_rows<T, kProd>)
+}  // namespace ember_k
+
+template <typename T, bool kProd>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void scan_rows(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                      constant ScanKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename ScanNum<T>::A A;
+  EMBER_THREADGROUP(A, totals, EMBER_REDUCE_GROUP);
+  const int64_t row = p.first_row + int64_t(tgid.x);
+  const int64_t base = offset_of(p.rows, row);
+  int64_t rlo, rhi;
+  scan_run_offsets<T, kProd>(src, base, p.stride, 0, p.n, kProd ? A(1) : A(0), lid.x, tgsize.x,
+                             totals, rlo, rhi);
+  scan_run<T, kProd>(src, base, p.stride, rlo, rhi, totals[lid.x], dst + row * p.n);
+}
+
+// Chunk totals of the split rows: threadgroup g writes its chunk's total to totals[g].
+template <typename T, bool kProd>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void scan_totals(device const T* src [[buffer(0)]],
+                        device typename ember_k::ScanNum<T>::A* out [[buffer(1)]],
+                        constant ScanKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename ScanNum<T>::A A;
+  EMBER_THREADGROUP(A, totals, EMBER_REDUCE_GROUP);
+  const int64_t g = int64_t(tgid.x), row = p.first_row + g / p.chunks, c = g % p.chunks;
+  const int64_t lo = min(p.n, c * p.per_chunk), hi = min(p.n, lo + p.per_chunk);
+  int64_t rlo, rhi;
+  // the offsets' last lane plus its run total is the chunk's total: one more combine
+  scan_run_offsets<T, kProd>(src, offset_of(p.rows, row), p.stride, lo, hi, kProd ? A(1) : A(0),
+                             lid.x, tgsize.x, totals, rlo, rhi);
+  if (lid.x == tgsize.x - 1) {
+    A acc = totals[lid.x];
+    for (int64_t i = rlo; i < rhi; ++i)
+      acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[offset_of(p.rows, row) + i * p.stride]));
+    out[g] = acc;
+  }
+}
+
+// Each split row's chunk totals into the exclusive offsets of its chunks, in place; a
+// thread per row.
+template <typename T, bool kProd>
+kernel void scan_offsets(device typename ember_k::ScanNum<T>::A* totals [[buffer(0)]],
+                         constant ScanKParams& p [[buffer(1)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename ScanNum<T>::A A;
+  const int64_t r = int64_t(gid.x);
+  if (r >= p.nrows) return;
+  A before = kProd ? A(1) : A(0);
+  for (int64_t c = 0; c < p.chunks; ++c) {
+    const A t = totals[r * p.chunks + c];
+    totals[r * p.chunks + c] = before;
+    before = scan_combine<A, kProd>(before, t);
+  }
+}
+
+// Each chunk's scan from its offset.
+template <typename T, bool kProd>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void scan_chunks(device const T* src [[buffer(0)]],
+                        device const typename ember_k::ScanNum<T>::A* offsets [[buffer(1)]],
+                        device T* dst [[buffer(2)]], constant ScanKParams& p [[buffer(3)]],
+                        EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename ScanNum<T>::A A;
+  EMBER_THREADGROUP(A, totals, EMBER_REDUCE_GROUP);
+  const int64_t g = int64_t(tgid.x), row = p.first_row + g / p.chunks, c = g % p.chunks;
+  const int64_t lo = min(p.n, c * p.per_chunk), hi = min(p.n, lo + p.per_chunk);
+  const int64_t base = offset_of(p.rows, row);
+  int64_t rlo, rhi;
+  scan_run_offsets<T, kProd>(src, base, p.stride, lo, hi, offsets[g], lid.x, tgsize.x, totals,
+                             rlo, rhi);
+  scan_run<T, kProd>(src, base, p.stride, rlo, rhi, totals[lid.x], dst + row * p.n);
+}
+
+#define EMBER_SCAN_KERNELS(name, suffix, T, kProd)                       \
+  EMBER_KERNEL_GROUPED(scan_##name##_##suffix, scan_rows<T, kProd>)      \
+  EMBER_KERNEL_GROUPED(scan_##name##_totals_##suffix, scan_totals<T, kProd>) \
+  EMBER_KERNEL(scan_##name##_offsets_##suffix, scan_offsets<T, kProd>)   \
+  EMBER_KERNEL_GROUPED(scan_##name##_chunks_##suffix, scan_chunks<T, kProd>)
 EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumsum, false)
 EMBER_FOR_ALL_TYPES(EMBER_SCAN_KERNELS, cumprod, true)
 
