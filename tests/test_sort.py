@@ -77,10 +77,11 @@ def test_sort_every_dim_and_layout(device, dtype, dim, descending, kind, rng):
         check_exact(ember.argsort(t, dim=dim, descending=descending), r.indices.numpy(), "int64")
 
 
-@pytest.mark.parametrize("n", [2, 33, 1000, 5000])
+@pytest.mark.parametrize("n", [2, 33, 1000, 5000, 20_000])
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_long_rows(device, dtype, n, descending, rng):
-    """Rows of every length class (GPU segmented sorts change algorithm with length)."""
+    """Rows of every length class (GPU sorts change algorithm with length: Metal sorts
+    few rows of 2^14 or more by radix passes over the whole GPU)."""
     if not require_dtype(device, dtype):
         return
     for kind in ("normal", "small"):
@@ -223,3 +224,19 @@ def test_results_are_new_tensors(device):
     r = t.sort(0, descending=True)
     r.values[0, 0] = 99.0
     np.testing.assert_array_equal(t.numpy(), x)
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_sorts_a_long_row_on_many_threadgroups():
+    """One row of 2^24 sorts by radix passes whose counts and moves run on many
+    threadgroups (a threadgroup's lanes each take one run of the row), not on one lane."""
+    d = ember.device("metal")
+    x = (np.arange(1 << 24, dtype=np.int64) * 7919 % 251).astype(np.uint8)
+    t = ember.tensor(x, device=d)
+    before = d.queue_stats()
+    r = t.sort(descending=True)
+    after = d.queue_stats()
+    assert after["threadgroups"] - before["threadgroups"] > 2 * (after["dispatches"] - before["dispatches"])
+    want = np.argsort(-x.astype(np.int64), kind="stable")
+    np.testing.assert_array_equal(r.indices.numpy(), want)
+    np.testing.assert_array_equal(r.values.numpy(), x[want])

@@ -20,6 +20,8 @@
 #include "core/backend.h"
 #include "core/layout_plan.h"
 
+struct SortKParams;  // kernels/sort.h
+
 namespace ember::metal {
 
 class MetalStorage;
@@ -158,6 +160,9 @@ class MetalStorage : public BackendStorage {
   // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
   // A transposed copy in tiles (copy.h, TileKParams); false when the views are not one.
   bool copy_tiled(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const;
+  // The radix sort of nrows long rows (sort.h, RadixKParams).
+  void sort_radix(const ::SortKParams& p, int64_t nrows, BackendStorage& values,
+                  BackendStorage& indices) const;
 
  private:
   DevicePtr device_;

@@ -13,3 +13,23 @@ struct SortKParams {
   int64_t start, count;  // sort_rows: the rows of this launch; the others: the elements
   uint32_t descending;
 };
+
+// The radix sort of few long rows, one row r at a time: every element's order-preserving
+// key (RadixKey in sort.metal; NaN past every number, -0.0 as 0.0, complemented when
+// descending) with its position, then LSD passes of 4 bits each: `lanes` lanes each count
+// the digits of one run of `run` items (counts, digit-major: digit d of lane l at
+// d * lanes + l), their inclusive scan gives every lane its starts, and each lane moves
+// its run's items in order (stable). Then the values and positions come out.
+#define EMBER_RADIX_BITS 4
+#define EMBER_RADIX_DIGITS 16
+struct RadixKParams {
+  StridedLayout rows;  // the leading dims of src, with src's offset
+  int64_t n;
+  int64_t stride;
+  int64_t row;         // the row being sorted
+  int64_t run;         // items per lane
+  int64_t lanes;       // lanes of the count and scatter kernels
+  int64_t start, count;  // element kernels: the items of this launch
+  uint32_t shift;      // the digit's lowest bit
+  uint32_t descending;
+};

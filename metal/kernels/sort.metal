@@ -72,3 +72,158 @@ kernel void sort_positions(device const uint* work [[buffer(0)]], device I* indi
   EMBER_KERNEL(sort_rows_##suffix, sort_rows<T>) EMBER_KERNEL(sort_take_##suffix, sort_take<T>)
 EMBER_FOR_ALL_TYPES(EMBER_SORT_KERNELS, sort, 0)
 EMBER_IF_I64(EMBER_KERNEL(sort_positions_i64, sort_positions<int64_t>))
+
+// ---- radix sort of few long rows (sort.h, RadixKParams)
+
+namespace ember_k {
+
+// Keys whose unsigned order is the sort's order (ascending): floats by their bits (NaN
+// one key past +inf, -0.0 as 0.0, negatives reversed), signed integers with the sign bit
+// flipped. kBits: the key's significant bits, so narrow dtypes take fewer passes.
+template <typename T>
+struct RadixKey;
+template <>
+struct RadixKey<float> {
+  typedef uint K;
+  enum { kBits = 32 };
+  static K of(float v) {
+    const uint u = as_type<uint>(v);
+    if (isnan(v)) return 0xffffffffu;
+    if (v == 0.0f) return 0x80000000u;
+    return (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
+  }
+};
+inline uint radix_key16(ushort b) {  // a 16-bit float's bits
+  const uint u = uint(b);
+  if ((u & 0x7fffu) > 0x7c00u) return 0xffffu;  // half NaN
+  if ((u & 0x7fffu) == 0) return 0x8000u;
+  return (u & 0x8000u) != 0 ? (~u & 0xffffu) : (u | 0x8000u);
+}
+template <>
+struct RadixKey<half> {
+  typedef uint K;
+  enum { kBits = 16 };
+  static K of(half v) { return radix_key16(as_type<ushort>(v)); }
+};
+template <>
+struct RadixKey<bf16_t> {
+  typedef uint K;
+  enum { kBits = 16 };
+  static K of(bf16_t v) {
+    const uint u = uint(v.bits);
+    if ((u & 0x7fffu) > 0x7f80u) return 0xffffu;  // bfloat16 NaN
+    if ((u & 0x7fffu) == 0) return 0x8000u;
+    return (u & 0x8000u) != 0 ? (~u & 0xffffu) : (u | 0x8000u);
+  }
+};
+template <>
+struct RadixKey<int> {
+  typedef uint K;
+  enum { kBits = 32 };
+  static K of(int v) { return uint(v) ^ 0x80000000u; }
+};
+template <>
+struct RadixKey<uint> {
+  typedef uint K;
+  enum { kBits = 32 };
+  static K of(uint v) { return v; }
+};
+template <>
+struct RadixKey<uchar> {
+  typedef uint K;
+  enum { kBits = 8 };
+  static K of(uchar v) { return uint(v); }
+};
+template <>
+struct RadixKey<int64_t> {
+  typedef ulong K;
+  enum { kBits = 64 };
+  static K of(int64_t v) { return ulong(v) ^ (ulong(1) << 63); }
+};
+
+template <typename K>
+struct RadixItem {
+  K key;
+  uint pos;
+};
+
+}  // namespace ember_k
+
+template <typename T>
+kernel void sort_radix_keys(device const T* src [[buffer(0)]],
+                            device ember_k::RadixItem<typename ember_k::RadixKey<T>::K>* items
+                            [[buffer(1)]],
+                            constant RadixKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename RadixKey<T>::K K;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x);
+  K key = RadixKey<T>::of(src[offset_of(p.rows, p.row) + i * p.stride]);
+  const uint bits = RadixKey<T>::kBits;
+  if (p.descending != 0) key = ~key & (bits == 64 ? ~K(0) : K((ulong(1) << (bits & 63)) - 1));
+  items[i].key = key;
+  items[i].pos = uint(i);
+}
+
+template <typename K>
+kernel void sort_radix_count(device const ember_k::RadixItem<K>* items [[buffer(0)]],
+                             device uint* counts [[buffer(1)]], constant RadixKParams& p [[buffer(2)]],
+                             EMBER_THREAD_ARGS) {
+  const int64_t l = int64_t(gid.x);
+  if (l >= p.lanes) return;
+  uint c[EMBER_RADIX_DIGITS];
+  for (int d = 0; d < EMBER_RADIX_DIGITS; ++d) c[d] = 0;
+  const int64_t lo = min(p.n, l * p.run), hi = min(p.n, lo + p.run);
+  for (int64_t i = lo; i < hi; ++i) ++c[uint(items[i].key >> p.shift) & (EMBER_RADIX_DIGITS - 1)];
+  for (int d = 0; d < EMBER_RADIX_DIGITS; ++d) counts[int64_t(d) * p.lanes + l] = c[d];
+}
+
+// incl: the inclusive scan of counts; a lane's digit d starts at incl - counts there.
+template <typename K>
+kernel void sort_radix_scatter(device const ember_k::RadixItem<K>* from [[buffer(0)]],
+                               device const uint* counts [[buffer(1)]],
+                               device const uint* incl [[buffer(2)]],
+                               device ember_k::RadixItem<K>* to [[buffer(3)]],
+                               constant RadixKParams& p [[buffer(4)]], EMBER_THREAD_ARGS) {
+  const int64_t l = int64_t(gid.x);
+  if (l >= p.lanes) return;
+  uint at[EMBER_RADIX_DIGITS];
+  for (int d = 0; d < EMBER_RADIX_DIGITS; ++d) {
+    const int64_t k = int64_t(d) * p.lanes + l;
+    at[d] = incl[k] - counts[k];
+  }
+  const int64_t lo = min(p.n, l * p.run), hi = min(p.n, lo + p.run);
+  for (int64_t i = lo; i < hi; ++i) to[at[uint(from[i].key >> p.shift) & (EMBER_RADIX_DIGITS - 1)]++] = from[i];
+}
+
+template <typename T>
+kernel void sort_radix_take(device const T* src [[buffer(0)]],
+                            device const ember_k::RadixItem<typename ember_k::RadixKey<T>::K>* items
+                            [[buffer(1)]],
+                            device T* values [[buffer(2)]], constant RadixKParams& p [[buffer(3)]],
+                            EMBER_THREAD_ARGS) {
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t j = p.start + int64_t(gid.x);
+  values[p.row * p.n + j] = src[ember_k::offset_of(p.rows, p.row) + int64_t(items[j].pos) * p.stride];
+}
+
+template <typename K>
+kernel void sort_radix_index(device const ember_k::RadixItem<K>* items [[buffer(0)]],
+                             device int64_t* indices [[buffer(1)]], constant RadixKParams& p [[buffer(2)]],
+                             EMBER_THREAD_ARGS) {
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t j = p.start + int64_t(gid.x);
+  indices[p.row * p.n + j] = int64_t(items[j].pos);
+}
+
+#define EMBER_RADIX_KERNELS(name, suffix, T, unused)          \
+  EMBER_KERNEL(sort_radix_keys_##suffix, sort_radix_keys<T>) \
+  EMBER_KERNEL(sort_radix_take_##suffix, sort_radix_take<T>)
+EMBER_FOR_ALL_TYPES(EMBER_RADIX_KERNELS, sort, 0)
+// by key width: k32 for every dtype but int64, whose keys are k64 (the int64 library)
+EMBER_IF_NOT_I64(EMBER_KERNEL(sort_radix_count_k32, sort_radix_count<uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(sort_radix_scatter_k32, sort_radix_scatter<uint>))
+EMBER_IF_I64(EMBER_KERNEL(sort_radix_count_b64, sort_radix_count<ulong>))
+EMBER_IF_I64(EMBER_KERNEL(sort_radix_scatter_b64, sort_radix_scatter<ulong>))
+EMBER_IF_I64(EMBER_KERNEL(sort_radix_index_i64_k32, sort_radix_index<uint>))
+EMBER_IF_I64(EMBER_KERNEL(sort_radix_index_i64_b64, sort_radix_index<ulong>))
