@@ -54,3 +54,18 @@ def test_gpu_that_is_not_there():
     assert "no metal device with ordinal 1: this machine has 1 metal device" in out
     assert "--- Device.metal(-1): DeviceNotFoundError" in out
     assert "using Device(metal:0" in out
+
+
+def test_the_readme_example_reaches_its_device_mismatch():
+    """The README's first example runs as written on a build without CUDA (Metal on its
+    emulator) and ends in the error it shows."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    env = dict(os.environ, EMBER_METAL_EMULATOR="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0
+    want = "cuda:0" if ember.cuda_is_available() else "metal:0"
+    assert f"DeviceMismatchError: device mismatch in add: lhs is on {want}" in r.stderr, r.stderr
+    assert "rhs is on cpu:0" in r.stderr
+    assert "[[0.5 0.5]" in r.stdout
