@@ -31,6 +31,17 @@ namespace {
 
 #ifdef EMBER_F16C
 #define EMBER_EXP16 1
+// P of e^r = 1 + r + r^2 P(r) for |r| <= ln2 / 2: vf::exp's minimax polynomial.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 exp_poly16(__m512 r) {
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  return p;
+}
+
 // vf::exp on 16 lanes with AVX-512: the same reduction and polynomial, n rounded by
 // vrndscaleps and 2^n applied by vscalefps, which also gives the subnormal results and
 // the overflow to inf; x is clamped to [-104, 89] first (past either end the result is 0
@@ -47,13 +58,8 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 exp16(__m512 x) {
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+  const __m512 p = _mm512_add_ps(_mm512_fmadd_ps(exp_poly16(r), _mm512_mul_ps(r, r), r),
+                                 _mm512_set1_ps(1.0f));
   return _mm512_maskz_scalef_ps(live, p, n);
 }
 
@@ -94,13 +100,7 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 tanh16(__m512 x) {
   __m512 h = _mm512_fmadd_ps(n, _mm512_set1_ps(0.3466796875f), a);
   h = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.06097220e-4f), h);
   const __m512 r = _mm512_mul_ps(h, _mm512_set1_ps(-2.0f));
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 q = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);  // e^r - 1
+  const __m512 q = _mm512_fmadd_ps(exp_poly16(r), _mm512_mul_ps(r, r), r);  // e^r - 1
   const __m512 e = _mm512_scalef_ps(one, n);                    // 2^n, n in [-58, 0]
   const __m512 w = _mm512_fnmsub_ps(q, e, _mm512_sub_ps(e, one));  // -(2^n q + 2^n - 1)
   const __m512 v = _mm512_fmadd_ps(q, e, e);                       // 2^n (q + 1)
