@@ -41,16 +41,28 @@ void scan_row(ScanOp op, const T* x, int64_t stride, int64_t n, T* y,
   }
 }
 
-// The sum or product of x[0..n), in the scan's accumulator.
+// The sum or product of x[0..n), in the scan's accumulator: eight independent partial
+// results (a float accumulator's chain of dependent adds would otherwise set the pace,
+// and make this pass cost as much as the scan it saves), combined at the end.
 template <typename T>
 scan_acc_t<T> fold_row(ScanOp op, const T* x, int64_t stride, int64_t n) {
   using A = scan_acc_t<T>;
-  A acc = op == ScanOp::Sum ? A(0) : A(1);
-  for (int64_t i = 0; i < n; ++i) {
+  constexpr int kLanes = 8;
+  const A identity = op == ScanOp::Sum ? A(0) : A(1);
+  A acc[kLanes];
+  for (int k = 0; k < kLanes; ++k) acc[k] = identity;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const A v = A(compute_t<T>(x[(i + k) * stride]));
+      acc[k] = op == ScanOp::Sum ? A(acc[k] + v) : A(acc[k] * v);
+    }
+  for (; i < n; ++i) {
     const A v = A(compute_t<T>(x[i * stride]));
-    acc = op == ScanOp::Sum ? A(acc + v) : A(acc * v);
+    acc[0] = op == ScanOp::Sum ? A(acc[0] + v) : A(acc[0] * v);
   }
-  return acc;
+  for (int k = 1; k < kLanes; ++k) acc[0] = op == ScanOp::Sum ? A(acc[0] + acc[k]) : A(acc[0] * acc[k]);
+  return acc[0];
 }
 
 // Long rows split over threads in two passes (each part's total, then each part's scan
