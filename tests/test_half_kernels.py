@@ -123,3 +123,18 @@ def test_float16_rounding_edges():
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     half = ember.tensor(want.astype(np.float16))
     np.testing.assert_array_equal(half.to_dtype(ember.float32).numpy(), want)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16"])
+def test_gelu_of_half_types_is_float_gelu_rounded_once(device, name):
+    """A 16-bit gelu equals the float32 gelu of the same values rounded once to the
+    dtype: dense, strided, odd lengths, and inf, -inf, NaN, +-0."""
+    dt = getattr(ember, name)
+    x = np.random.default_rng(5).standard_normal(10_007).astype(np.float32) * 4
+    x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3e4]
+    t = ember.tensor(x, device=device).to_dtype(dt)
+    for view in (t, t[1::3]):
+        got = ember.gelu(view).to_dtype(ember.float32).numpy()
+        want = ember.gelu(view.to_dtype(ember.float32)).to_dtype(dt).to_dtype(ember.float32).numpy()
+        np.testing.assert_array_equal(got, want)
+        assert list(np.signbit(got[:5])) == list(np.signbit(want[:5]))
