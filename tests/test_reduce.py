@@ -407,23 +407,31 @@ COLUMN_CASES = [((700, 600), 0), ((3, 700, 5), 1), ((4, 6, 600), (0, 1)), ((2, 3
                 ((40, 36000), 0), ((5, 300, 7), (0, 2))]
 
 
+def tied_array(rng, shape, name: str) -> np.ndarray:
+    """Random values of `name` with many ties (floats in quarters) for max/min and arg."""
+    x = rand_array(rng, shape, name)
+    return x if name == "int64" else rounded(np.round(x * 4) / 4, name)
+
+
+def check_sum_of_quarters(t, x, dim, name):
+    """t.sum(dim) against numpy: exact in float32 for quarters, then rounded once."""
+    got = t.sum(dim).to_dtype(ember.float32).numpy()
+    want = x.astype(np.float64).sum(axis=dim)
+    if name == "bfloat16":
+        want = rounded(want.astype(np.float32), name)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)
+
+
 @pytest.mark.parametrize("shape,dim", COLUMN_CASES)
 @pytest.mark.parametrize("name", ["float32", "int64", "bfloat16"])
 def test_reductions_over_outer_dims(device, shape, dim, name, rng):
     if not require_dtype(device, name):
         return
-    x = rand_array(rng, shape, name)
-    if name != "int64":
-        x = rounded(np.round(x * 4) / 4, name)  # ties for max/min and argmax
+    x = tied_array(rng, shape, name)
     t = to_ember(x, name, device)
     axis = dim
-    got = t.sum(dim).to_dtype(ember.float32).numpy()
-    want = x.astype(np.float64).sum(axis=axis)
-    if name == "bfloat16":  # the sum is exact in float32 here, then rounded once
-        want = rounded(want.astype(np.float32), name)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)
-    check_exact(t.amax(dim), rounded(x.max(axis=axis), name) if name != "int64" else x.max(axis=axis),
-                name, device)  # fmt: skip
+    check_sum_of_quarters(t, x, dim, name)
+    check_exact(t.amax(dim), x.max(axis=axis), name, device)
     if isinstance(dim, int):
         np.testing.assert_array_equal(t.argmax(dim).numpy(), x.argmax(axis=dim))
         np.testing.assert_array_equal(t.argmin(dim).numpy(), x.argmin(axis=dim))
@@ -443,15 +451,9 @@ SPLIT_CASES = [((1 << 21,), 0), ((3, 300_001), 1), ((40_000, 5), 0), ((7, 30_000
 def test_reductions_of_few_long_outputs(device, shape, dim, name, rng):
     if not require_dtype(device, name):
         return
-    x = rand_array(rng, shape, name)
-    if name != "int64":
-        x = rounded(np.round(x * 4) / 4, name)
+    x = tied_array(rng, shape, name)
     t = to_ember(x, name, device)
-    want = x.astype(np.float64).sum(axis=dim)
-    if name == "bfloat16":  # exact in float32 here, then rounded once
-        want = rounded(want.astype(np.float32), name)
-    got = t.sum(dim).to_dtype(ember.float32).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)
+    check_sum_of_quarters(t, x, dim, name)
     check_exact(t.amax(dim), x.max(axis=dim), name, device)
     check_exact(t.amin(dim), x.min(axis=dim), name, device)
     np.testing.assert_array_equal(t.argmax(dim).numpy(), x.argmax(axis=dim))

@@ -15,4 +15,13 @@ inline int64_t row_offset(const Layout& l, int64_t r) {
   return off;
 }
 
+// The rows of `l` (its last dim): n elements `stride` apart, `count` rows.
+struct LastDimRows {
+  int64_t n, stride, count;
+};
+inline LastDimRows last_dim_rows(const Layout& l) {
+  const int64_t n = l.dim(l.ndim() - 1);
+  return {n, l.strides().back(), n == 0 ? 0 : l.numel() / n};
+}
+
 }  // namespace ember::cpu

@@ -29,14 +29,23 @@ struct ScanAcc<T, true> {
 template <typename T>
 using scan_acc_t = typename ScanAcc<T>::type;
 
+// a + b or a * b in the accumulator A; `identity` its unit.
+template <typename A>
+A combine(ScanOp op, A a, A b) {
+  return op == ScanOp::Sum ? A(a + b) : A(a * b);
+}
+template <typename A>
+A identity(ScanOp op) {
+  return op == ScanOp::Sum ? A(0) : A(1);
+}
+
 // y[i] = acc op x[0] op ... op x[i], from `acc` (the identity for a whole row).
 template <typename T>
 void scan_row(ScanOp op, const T* x, int64_t stride, int64_t n, T* y,
               scan_acc_t<T> acc) {
   using A = scan_acc_t<T>;
   for (int64_t i = 0; i < n; ++i) {
-    const A v = A(compute_t<T>(x[i * stride]));
-    acc = op == ScanOp::Sum ? A(acc + v) : A(acc * v);
+    acc = combine(op, acc, A(compute_t<T>(x[i * stride])));
     y[i] = T(compute_t<T>(acc));
   }
 }
@@ -48,20 +57,13 @@ template <typename T>
 scan_acc_t<T> fold_row(ScanOp op, const T* x, int64_t stride, int64_t n) {
   using A = scan_acc_t<T>;
   constexpr int kLanes = 8;
-  const A identity = op == ScanOp::Sum ? A(0) : A(1);
   A acc[kLanes];
-  for (int k = 0; k < kLanes; ++k) acc[k] = identity;
+  for (int k = 0; k < kLanes; ++k) acc[k] = identity<A>(op);
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
-      const A v = A(compute_t<T>(x[(i + k) * stride]));
-      acc[k] = op == ScanOp::Sum ? A(acc[k] + v) : A(acc[k] * v);
-    }
-  for (; i < n; ++i) {
-    const A v = A(compute_t<T>(x[i * stride]));
-    acc[0] = op == ScanOp::Sum ? A(acc[0] + v) : A(acc[0] * v);
-  }
-  for (int k = 1; k < kLanes; ++k) acc[0] = op == ScanOp::Sum ? A(acc[0] + acc[k]) : A(acc[0] * acc[k]);
+    for (int k = 0; k < kLanes; ++k) acc[k] = combine(op, acc[k], A(compute_t<T>(x[(i + k) * stride])));
+  for (; i < n; ++i) acc[0] = combine(op, acc[0], A(compute_t<T>(x[i * stride])));
+  for (int k = 1; k < kLanes; ++k) acc[0] = combine(op, acc[0], acc[k]);
   return acc[0];
 }
 
@@ -166,14 +168,13 @@ void CpuStorage::nonzero(const Layout& src, bool coordinates, BackendStorage& ds
 }
 
 void CpuStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
-  const int64_t n = src.dim(src.ndim() - 1), stride = src.strides().back();
-  const int64_t rows = n == 0 ? 0 : src.numel() / n;
+  const LastDimRows lr = last_dim_rows(src);
+  const int64_t n = lr.n, stride = lr.stride, rows = lr.count;
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T* in = ptr<T>();
     T* out = as_cpu(dst).ptr<T>();
     using A = scan_acc_t<T>;
-    const A identity = op == ScanOp::Sum ? A(0) : A(1);
     const int64_t threads = num_threads();
     if constexpr (splits_rows<T>()) {
       if (rows < threads && n >= kSplitRow && threads > 1) {
@@ -188,10 +189,9 @@ void CpuStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
               start[size_t(q) + 1] =
                   fold_row(op, x + q * per * stride, stride, std::min(n, (q + 1) * per) - q * per);
           });
-          start[0] = identity;
+          start[0] = identity<A>(op);
           for (int64_t q = 0; q < parts; ++q)
-            start[size_t(q) + 1] = op == ScanOp::Sum ? A(start[size_t(q)] + start[size_t(q) + 1])
-                                                     : A(start[size_t(q)] * start[size_t(q) + 1]);
+            start[size_t(q) + 1] = combine(op, start[size_t(q)], start[size_t(q) + 1]);
           parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
             for (int64_t q = lo; q < hi; ++q)
               scan_row(op, x + q * per * stride, stride, std::min(n, (q + 1) * per) - q * per,
@@ -204,7 +204,7 @@ void CpuStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const {
     parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t r = lo; r < hi; ++r)
-                     scan_row(op, in + row_offset(src, r), stride, n, out + r * n, identity);
+                     scan_row(op, in + row_offset(src, r), stride, n, out + r * n, identity<A>(op));
                  });
   });
 }

@@ -17,11 +17,11 @@ namespace ember::cpu {
 
 namespace {
 
-// topk ranks a row's elements by an integer key per value and then the position: keys
-// in the sort's order (`kLargest`: descending), NaN past every number, -0.0 tied with
-// 0.0. (key, position) pairs are a strict total order whose first k are exactly the
-// first k of the stable sort, compared as two integers. Keys are signed, so that SSE2's
-// compares test them 4 at a time.
+// sort and topk rank a row's elements by an integer key per value and then the
+// position: keys in the sort's order (`kLargest`: descending), NaN past every number,
+// -0.0 tied with 0.0. (key, position) pairs are a strict total order whose order is the
+// stable sort's, compared as two integers. Keys are signed, so that SSE2's compares test
+// them 4 at a time.
 template <typename T>
 struct RankKey {
   using C = compute_t<T>;
@@ -49,6 +49,17 @@ struct RankKey {
   }
 };
 
+// A 32-bit key and a position below 2^32 as one integer whose unsigned order is the
+// pair's: (key + 2^31) << 32 | position.
+template <typename T, bool kLargest>
+uint64_t packed_rank(T x, int64_t i) {
+  const uint32_t key = uint32_t(RankKey<T>::template of<kLargest>(x)) ^ 0x80000000u;
+  return (uint64_t(key) << 32) | uint64_t(i);
+}
+inline int64_t packed_position(uint64_t q) {
+  return int64_t(q & 0xffffffffu);
+}
+
 // best = the k best (smallest key, then position) of positions [lo, hi) of the row x
 // (stride apart), best first. Few (k * 64 <= the range's length): the k best so far are
 // kept, and an element enters only when its key beats the worst kept (a later position
@@ -68,15 +79,12 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
     // (key, position) packed in one 64-bit integer: half the bytes, one compare
     thread_local std::vector<uint64_t> packed;
     packed.resize(size_t(m));
-    for (int64_t i = lo; i < hi; ++i) {
-      const uint32_t key = uint32_t(RankKey<T>::template of<kLargest>(x[i * stride])) ^ 0x80000000u;
-      packed[size_t(i - lo)] = (uint64_t(key) << 32) | uint64_t(i);
-    }
+    for (int64_t i = lo; i < hi; ++i) packed[size_t(i - lo)] = packed_rank<T, kLargest>(x[i * stride], i);
     if (k < m) std::nth_element(packed.begin(), packed.begin() + (k - 1), packed.end());
     std::sort(packed.begin(), packed.begin() + k);
     for (int64_t j = 0; j < k; ++j) {
       const uint64_t q = packed[size_t(j)];
-      best.emplace_back(K(uint32_t(q >> 32) ^ 0x80000000u), int64_t(q & 0xffffffffu));
+      best.emplace_back(K(uint32_t(q >> 32) ^ 0x80000000u), packed_position(q));
     }
     return;
   }
@@ -140,7 +148,7 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
   if (!sorted) std::sort_heap(best.begin(), best.end());
 }
 
-// Sorts `a` ((key + 2^31) << 32 | position, for keys of 32 bits) by key, positions kept
+// Sorts `a` (packed_rank integers) by key, positions kept
 // in their order among equal keys: LSD radix passes over the key's four bytes (stable
 // counting sorts), skipping a byte that every key shares (so 8- and 16-bit dtypes take
 // one or two passes).
@@ -183,16 +191,13 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
     if (n <= int64_t(UINT32_MAX)) {
       thread_local std::vector<uint64_t> a, tmp;
       a.resize(size_t(n));
-      for (int64_t i = 0; i < n; ++i) {
-        const uint32_t key = uint32_t(RankKey<T>::template of<kDesc>(x[i * stride])) ^ 0x80000000u;
-        a[size_t(i)] = (uint64_t(key) << 32) | uint64_t(i);
-      }
+      for (int64_t i = 0; i < n; ++i) a[size_t(i)] = packed_rank<T, kDesc>(x[i * stride], i);
       if (n >= kRadixMin)
         radix_sort_keys(a, tmp);
       else
         std::sort(a.begin(), a.end());
       for (int64_t j = 0; j < n; ++j) {
-        indices[j] = int64_t(a[size_t(j)] & 0xffffffffu);
+        indices[j] = packed_position(a[size_t(j)]);
         values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
       }
       return;
@@ -212,8 +217,8 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
 
 bool CpuStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
                       BackendStorage& indices) const {
-  const int64_t n = src.dim(src.ndim() - 1), stride = src.strides().back();
-  const int64_t rows = n == 0 ? 0 : src.numel() / n;
+  const LastDimRows lr = last_dim_rows(src);
+  const int64_t n = lr.n, stride = lr.stride, rows = lr.count;
   int64_t* idx = as_cpu(indices).ptr<int64_t>();
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -268,8 +273,8 @@ bool CpuStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorage
 
 void CpuStorage::sort(const Layout& src, bool descending, BackendStorage& values,
                       BackendStorage& indices) const {
-  const int64_t n = src.dim(src.ndim() - 1), stride = src.strides().back();
-  const int64_t rows = n == 0 ? 0 : src.numel() / n;
+  const LastDimRows lr = last_dim_rows(src);
+  const int64_t n = lr.n, stride = lr.stride, rows = lr.count;
   int64_t* idx = as_cpu(indices).ptr<int64_t>();
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);

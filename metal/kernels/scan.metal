@@ -51,9 +51,10 @@ namespace ember_k {
 
 // Elements [lo, hi) of the row at `base` (stride apart), split into one run per lane:
 // each lane's run total into totals[lane], then lane 0 turns the totals into exclusive
-// offsets from `first` (in lane order). Every lane of the group must call this.
+// offsets from `first` (in lane order). Every lane of the group must call this. Returns,
+// in lane 0, `first` combined with every run (the whole range's total from `first`).
 template <typename T, bool kProd>
-inline void scan_run_offsets(device const T* src, int64_t base, int64_t stride, int64_t lo,
+inline typename ScanNum<T>::A scan_run_offsets(device const T* src, int64_t base, int64_t stride, int64_t lo,
                              int64_t hi, typename ScanNum<T>::A first, uint lane, uint lanes,
                              threadgroup typename ScanNum<T>::A* totals, thread int64_t& rlo,
                              thread int64_t& rhi) {
@@ -66,8 +67,8 @@ inline void scan_run_offsets(device const T* src, int64_t base, int64_t stride, 
     acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[base + i * stride]));
   totals[lane] = acc;
   threadgroup_barrier(mem_flags::mem_threadgroup);
+  A before = first;
   if (lane == 0) {  // exclusive scan of the run totals, in lane order
-    A before = first;
     for (uint l = 0; l < lanes; ++l) {
       const A t = totals[l];
       totals[l] = before;
@@ -75,6 +76,7 @@ inline void scan_run_offsets(device const T* src, int64_t base, int64_t stride, 
     }
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
+  return before;
 }
 
 // Rescans a lane's run [rlo, rhi) from acc into out.
@@ -116,15 +118,9 @@ kernel void scan_totals(device const T* src [[buffer(0)]],
   const int64_t g = int64_t(tgid.x), row = p.first_row + g / p.chunks, c = g % p.chunks;
   const int64_t lo = min(p.n, c * p.per_chunk), hi = min(p.n, lo + p.per_chunk);
   int64_t rlo, rhi;
-  // the offsets' last lane plus its run total is the chunk's total: one more combine
-  scan_run_offsets<T, kProd>(src, offset_of(p.rows, row), p.stride, lo, hi, kProd ? A(1) : A(0),
-                             lid.x, tgsize.x, totals, rlo, rhi);
-  if (lid.x == tgsize.x - 1) {
-    A acc = totals[lid.x];
-    for (int64_t i = rlo; i < rhi; ++i)
-      acc = scan_combine<A, kProd>(acc, ScanNum<T>::load(src[offset_of(p.rows, row) + i * p.stride]));
-    out[g] = acc;
-  }
+  const A total = scan_run_offsets<T, kProd>(src, offset_of(p.rows, row), p.stride, lo, hi,
+                                             kProd ? A(1) : A(0), lid.x, tgsize.x, totals, rlo, rhi);
+  if (lid.x == 0) out[g] = total;
 }
 
 // Each split row's chunk totals into the exclusive offsets of its chunks, in place; a
