@@ -161,6 +161,9 @@ py::object translated(py::handle fn) {
   w.name = py::str(py::getattr(fn, "__name__", py::str("function")));
   py::object doc = py::getattr(fn, "__doc__", py::none());
   w.doc = doc.is_none() ? "" : py::str(doc).cast<std::string>();
+  // "name(params)\n--\n\n" in front: CPython's text signature, read by inspect.signature
+  w.doc = py::module_::import("ember._signatures").attr("with_text_signature")(w.doc)
+              .cast<std::string>();
   w.def.ml_name = w.name.c_str();
   w.def.ml_meth = reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_translated));
   w.def.ml_flags = METH_FASTCALL | METH_KEYWORDS;
