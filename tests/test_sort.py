@@ -116,6 +116,11 @@ def test_named_pairs(device):
     k = t.topk(2)
     assert isinstance(k, tuple) and type(k).__name__ == "topk"
     np.testing.assert_array_equal(k.values.numpy(), [[3.0, 2.0]])
+    # the classes of ember.return_types, as torch.return_types
+    assert type(r) is ember.return_types.sort and type(k) is ember.return_types.topk
+    assert type(t.max(dim=1)) is ember.return_types.max
+    assert type(ember.min(t, 1)) is ember.return_types.min
+    assert repr(r).startswith("sort(values=tensor(")
     np.testing.assert_array_equal(k.indices.numpy(), [[0, 2]])
     f = ember.sort(t, -1, True, stable=True)
     np.testing.assert_array_equal(f.values.numpy(), [[3.0, 2.0, 1.0]])
@@ -240,3 +245,14 @@ def test_metal_sorts_a_long_row_on_many_threadgroups():
     want = np.argsort(-x.astype(np.int64), kind="stable")
     np.testing.assert_array_equal(r.indices.numpy(), want)
     np.testing.assert_array_equal(r.values.numpy(), x[want])
+
+
+def test_named_pairs_pickle():
+    import pickle
+
+    t = ember.tensor([[3.0, 1.0, 2.0]])
+    r = pickle.loads(pickle.dumps(t.sort()))
+    assert type(r) is ember.return_types.sort
+    np.testing.assert_array_equal(r.values.numpy(), [[1.0, 2.0, 3.0]])
+    m = pickle.loads(pickle.dumps(t.max(dim=1)))
+    assert type(m) is ember.return_types.max and m.indices.tolist() == [0]

@@ -17,12 +17,10 @@ Tensor scan_fn(const Tensor& t, py::handle dim, py::handle dtype, py::handle axi
   return gil_free_if(big(t), [&] { return scan(op, t, d, out); });
 }
 
-// A namedtuple type (values, indices) named `name`, made once and kept for the process.
+// The named pair type ember.return_types.<name> (values, indices), looked up once and
+// kept for the process.
 py::object pair_type(const char* name) {
-  py::list fields;
-  fields.append("values");
-  fields.append("indices");
-  return py::module_::import("collections").attr("namedtuple")(name, fields);
+  return py::module_::import("ember.return_types").attr(name);
 }
 
 py::object named_pair(const py::object& type, SortResult r) {

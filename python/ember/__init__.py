@@ -2,6 +2,7 @@
 that explain themselves. See docs/python-api.md for the whole API."""
 
 import functools
+import inspect
 import sys
 
 if sys.platform != "darwin":
@@ -154,7 +155,7 @@ from . import _ufunc  # noqa: E402, F401  (Tensor.__array_ufunc__)
 # ... but max/min with a dim give (values, indices), as PyTorch's; amax/amin the values.
 from ._reductions import amax, amin, max, min  # noqa: E402, F401 (in __all__ by the table)
 from ._size import Size  # noqa: E402  (also makes Tensor.size() a method)
-from . import autograd, optim  # noqa: E402
+from . import autograd, optim, return_types  # noqa: E402
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from .errors import AutogradError  # noqa: E402
 
@@ -169,6 +170,14 @@ def _takes_requires_grad(make):
             out.requires_grad_(requires_grad)
         return out
 
+    # inspect.signature: make's parameters and requires_grad, keyword-only (a keyword
+    # parameter of make's own keeps its place)
+    sig = inspect.signature(make)
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    if "requires_grad" not in sig.parameters:
+        params.append(inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY,
+                                        default=False))
+    made.__signature__ = sig.replace(parameters=params)
     return made
 
 
@@ -318,6 +327,7 @@ __all__ = [
     "load_file",
     "safe_open",
     "autograd",
+    "return_types",
     "optim",
     "AutogradError",
     "enable_grad",

@@ -10,7 +10,7 @@ _KINDS = ("cpu", "metal", "cuda")
 def _count(kind: str) -> int:
     if kind == "cpu":
         return 1
-    return getattr(ember, f"{kind}_device_count")()
+    return int(getattr(ember, f"{kind}_device_count")())
 
 
 def _why_unavailable(kind: str) -> str:

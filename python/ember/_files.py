@@ -10,24 +10,35 @@ per tensor from the mapping.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Literal, Union
 
 from . import _core
 from .errors import InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._core import Device, _DeviceLike
+
+_PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _path(filename, op: str) -> str:
+def _path(filename: object, op: str) -> str:
     try:
-        return os.fspath(filename)
+        path: str | bytes = os.fspath(filename)  # type: ignore[call-overload]  # (checked here)
     except TypeError:
         raise InvalidTypeError(
             f"{op}: the file name must be a str or os.PathLike, got {type(filename).__name__}",
             op=op,
         ) from None
+    return os.fsdecode(path)  # a bytes path as os.fsdecode reads it
 
 
-def save_file(tensors, filename, metadata=None) -> None:
+def save_file(
+    tensors: Mapping[str, Tensor], filename: _PathLike, metadata: Mapping[str, str] | None = None
+) -> None:
     """Writes ``tensors`` (a dict of str to Tensor) and ``metadata`` (a dict of str to str)
     to ``filename`` in the safetensors format. Views, broadcasts and GPU tensors are saved
     as their values; the file is written under a temporary name and renamed into place,
@@ -40,7 +51,9 @@ class safe_open:
     ``keys()``, ``metadata()`` and ``get_tensor(name)``, which reads that tensor alone.
     Tensors go to ``device`` (None: the CPU). Also a context manager."""
 
-    def __init__(self, filename, device=None, *, framework=None):
+    def __init__(
+        self, filename: _PathLike, device: _DeviceLike | None = None, *, framework: str | None = None
+    ) -> None:
         if framework not in (None, "ember"):
             raise InvalidArgumentError(
                 f"safe_open: ember.safe_open gives ember tensors; framework={framework!r} is "
@@ -50,10 +63,10 @@ class safe_open:
         self._device = _core.device(device) if device is not None else _core.device("cpu")
         self._file = _core._open_safetensors(_path(filename, "safe_open"))
 
-    def __enter__(self):
+    def __enter__(self) -> safe_open:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
     def keys(self) -> list[str]:
@@ -72,7 +85,7 @@ class safe_open:
         return f"safe_open({self._file.path!r}, device={self._device!r})"
 
 
-def load_file(filename, device=None) -> dict[str, Tensor]:
+def load_file(filename: _PathLike, device: _DeviceLike | None = None) -> dict[str, Tensor]:
     """Every tensor of a safetensors file, by name, on ``device`` (None: the CPU)."""
     f = safe_open(filename, device)
     return {name: f.get_tensor(name) for name in f.keys()}
@@ -94,7 +107,7 @@ def _extension(path: str, op: str) -> str:
     return ext
 
 
-def _atomic_write(path: str, write) -> None:
+def _atomic_write(path: str, write: Callable[[IO[bytes]], Any]) -> None:
     """write(file) into a temporary file beside `path`, then renamed over it."""
     directory, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, f".{base}.tmp-{os.getpid()}-{id(write)}")
@@ -108,7 +121,7 @@ def _atomic_write(path: str, write) -> None:
         raise
 
 
-def _to_array(t, name: str, op: str):
+def _to_array(t: object, name: str, op: str) -> np.ndarray[Any, Any]:
     import numpy as np
 
     if not isinstance(t, Tensor):
@@ -128,7 +141,7 @@ def _to_array(t, name: str, op: str):
     return np.ascontiguousarray(t.detach().numpy())
 
 
-def _from_array(arr, path: str, name: str, device):
+def _from_array(arr: np.ndarray[Any, Any], path: str, name: str, device: Device) -> Tensor:
     import numpy as np
 
     from ._tensor import tensor
@@ -153,7 +166,7 @@ def _from_array(arr, path: str, name: str, device):
     return tensor(data, dtype=_NUMPY_TO_EMBER[native], device=device)
 
 
-def _numpy_dtypes():
+def _numpy_dtypes() -> dict[Any, str]:
     import numpy as np
 
     return {np.dtype(n): n for n in
@@ -163,7 +176,7 @@ def _numpy_dtypes():
 _NUMPY_TO_EMBER = _numpy_dtypes()
 
 
-def _numpy_read(path: str, read):
+def _numpy_read(path: str, read: Callable[[], Any]) -> Any:
     """read() of a numpy file, without pickles; numpy's errors about the file become
     FileFormatError naming it."""
     import zipfile
@@ -186,7 +199,7 @@ def _numpy_read(path: str, read):
         raise FileFormatError(f"'{path}' is not a valid numpy file: {e}", path=path) from None
 
 
-def save(filename, obj) -> None:
+def save(filename: _PathLike, obj: Tensor | Mapping[str, Tensor]) -> None:
     """Saves ``obj`` by the extension of ``filename``: ``.safetensors`` (a dict of str to
     Tensor), ``.npy`` (one Tensor) or ``.npz`` (a dict). Written under a temporary name and
     renamed into place. The path comes first, as numpy's ``np.save`` and MLX's."""
@@ -215,7 +228,7 @@ def save(filename, obj) -> None:
         raise InvalidTypeError(
             f"save: a .npz file holds a dict of tensors, got {type(obj).__name__}", op="save"
         )
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for name, t in obj.items():
         if not isinstance(name, str):
             raise InvalidTypeError(
@@ -225,7 +238,7 @@ def save(filename, obj) -> None:
     _atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
-def load(filename, device=None):
+def load(filename: _PathLike, device: _DeviceLike | None = None) -> Tensor | dict[str, Tensor]:
     """Loads a file by its extension onto ``device`` (None: the CPU): ``.safetensors`` and
     ``.npz`` give a dict of tensors, ``.npy`` one tensor. numpy's files load in any order
     (C or Fortran) and byte order; arrays of Python objects are refused (no pickle is

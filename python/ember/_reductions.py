@@ -5,27 +5,25 @@ dims), the op table's ``max``/``min`` kernels."""
 from __future__ import annotations
 
 import operator
-from collections import namedtuple
-
+from collections.abc import Callable
+from typing import Any
 from . import _core
+from .return_types import max as max_result
+from .return_types import min as min_result
 from .errors import InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
-
-# torch.return_types.max / .min: a tuple that also has .values and .indices
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
 
 amax = _core.max
 amin = _core.min
 
 
-def _one_dim(name: str, dim):
+def _one_dim(name: str, dim: object) -> int:
     if isinstance(dim, bool):
         dim = None  # caught below: a bool is not a dim
     else:
         try:
-            return operator.index(dim)
+            return operator.index(dim)  # type: ignore[arg-type]  # (TypeError caught)
         except TypeError:
             pass
     raise InvalidTypeError(
@@ -35,10 +33,20 @@ def _one_dim(name: str, dim):
     )
 
 
-def _extreme(name: str, values, indices, result):
+def _extreme(
+    name: str, values: Callable[..., Any], indices: Callable[..., Any], result: Callable[..., Any]
+) -> Callable[..., Any]:
     # axis=, keepdims= and out= as the other reductions take them (np.max(t, axis=1) passes both);
     # with a dim, out= is the pair (values, indices), as PyTorch's.
-    def reduce(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
+    def reduce(
+        input: Any,
+        dim: Any = None,
+        keepdim: bool = False,
+        *,
+        axis: Any = None,
+        keepdims: bool | None = None,
+        out: Any = None,
+    ) -> Any:
         if keepdims is not None:
             if keepdim:
                 raise InvalidArgumentError(
@@ -84,6 +92,8 @@ def _extreme(name: str, values, indices, result):
 max = _extreme("max", _core.max, _core.argmax, max_result)
 min = _extreme("min", _core.min, _core.argmin, min_result)
 
-Tensor.amax, Tensor.amin = Tensor.max, Tensor.min  # the bound methods, before they go
-Tensor.max = max
-Tensor.min = min
+# the bound methods become amax/amin, before max/min take their names
+setattr(Tensor, "amax", vars(Tensor)["max"])
+setattr(Tensor, "amin", vars(Tensor)["min"])
+setattr(Tensor, "max", max)
+setattr(Tensor, "min", min)

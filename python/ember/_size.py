@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import SupportsIndex
 
 from . import _core
 from .errors import IndexOutOfRangeError, InvalidTypeError
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """A tensor's shape: a tuple of ints, as torch.Size."""
+
+    __slots__ = ()
 
     def numel(self) -> int:
         return math.prod(self)
@@ -21,7 +24,7 @@ class Size(tuple):
         return f"ember.Size({list(self)})"
 
 
-def size(self, dim=None):
+def size(self: _core.Tensor, dim: SupportsIndex | None = None) -> Size | int:
     """The shape as a Size; with `dim`, the length of that dim."""
     shape = self.shape
     if dim is None:
@@ -45,4 +48,4 @@ def size(self, dim=None):
     return shape[d]
 
 
-_core.Tensor.size = size
+setattr(_core.Tensor, "size", size)

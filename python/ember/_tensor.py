@@ -13,18 +13,23 @@ dtypes on the way in, for ``ember.tensor(data)`` without ``dtype=``:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from . import _core
 from .errors import DLPackError, InvalidArgumentError, InvalidTypeError
 
 Tensor = _core.Tensor
+if TYPE_CHECKING:
+    from ._core import Device, DType, _DeviceLike, _DTypeLike
 
 _FLOAT_BY_SIZE = {2: "float16", 4: "float32", 8: "float64"}
 _UINT_BY_SIZE = {1: "uint8", 2: "uint32", 4: "uint32"}
 
 
-def _as_array(data) -> np.ndarray:
+def _as_array(data: Any) -> np.ndarray[Any, Any]:
     try:
         arr = np.asarray(data)
     except (ValueError, TypeError, OverflowError) as e:
@@ -36,7 +41,7 @@ def _as_array(data) -> np.ndarray:
     return arr
 
 
-def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
+def _natural_dtype(arr: np.ndarray[Any, Any], from_numpy: bool) -> str:
     """The ember dtype name for data numpy read as `arr` (see the module docstring)."""
     kind, size = arr.dtype.kind, arr.dtype.itemsize
     if kind == "b":
@@ -70,7 +75,7 @@ def _natural_dtype(arr: np.ndarray, from_numpy: bool) -> str:
     )
 
 
-def _check_fits(arr: np.ndarray, target) -> None:
+def _check_fits(arr: np.ndarray[Any, Any], target: DType) -> None:
     """Refuses values an integer dtype cannot hold, which numpy would wrap (300 -> 44)."""
     if target.is_float or target == "bool" or arr.size == 0 or arr.dtype.kind not in "iuf":
         return
@@ -92,7 +97,7 @@ def _check_fits(arr: np.ndarray, target) -> None:
         )
 
 
-def tensor(data, dtype=None, device=None) -> Tensor:
+def tensor(data: Any, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None) -> Tensor:
     """A new tensor from nested lists, a Python scalar, a numpy array or a Tensor.
 
     `dtype` is a DType, numpy dtype or name; `device` a Device, a spec such as
@@ -118,19 +123,19 @@ def tensor(data, dtype=None, device=None) -> Tensor:
     return out.to_dtype(target) if target == "bfloat16" else out
 
 
-def from_dlpack(obj, dtype=None, device=None) -> Tensor:
+def from_dlpack(obj: Any, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None) -> Tensor:
     """A tensor sharing a DLPack producer's CPU or CUDA memory: any object with
     ``__dlpack__``, or a raw capsule (read-only memory is copied). CUDA memory lands on
     ``device`` when it is a CUDA Device of that GPU, else on the GPU's shared Device; the
     producer is asked to order its work before that Device's stream. Other memory (Metal,
     ...) raises DLPackError."""
-    target = None
+    target: Device | None = None
     if type(obj).__name__ == "PyCapsule":
         capsule = obj
     elif hasattr(obj, "__dlpack__"):
         where = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
         kind, ordinal = int(where[0]), int(where[1])
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if kind == 2:  # kDLCUDA: the producer's work must come before our stream's
             target = _cuda_target(ordinal, device)
             kwargs["stream"] = _core._stream_handle(target)
@@ -156,7 +161,7 @@ def from_dlpack(obj, dtype=None, device=None) -> Tensor:
     return out if device is None else out.to_device(device)
 
 
-def _cuda_target(ordinal: int, device):
+def _cuda_target(ordinal: int, device: _DeviceLike | None) -> Device:
     """The ember Device that takes CUDA memory of GPU `ordinal`: `device` when it is a CUDA
     Device there, else the GPU's shared one (a move to `device` follows)."""
     if device is not None:
@@ -166,15 +171,15 @@ def _cuda_target(ordinal: int, device):
     return _core.device(f"cuda:{ordinal}")
 
 
-def _rebuild(array, dtype, device):  # pickles of earlier versions
+def _rebuild(array: Any, dtype: str, device: str) -> Tensor:  # pickles of earlier versions
     return tensor(array, dtype=dtype, device=device)
 
 
-def _rebuild_bytes(data, dtype, shape, device):
+def _rebuild_bytes(data: bytes, dtype: str, shape: tuple[int, ...], device: str) -> Tensor:
     return _core._tensor_from_bytes(data, dtype, shape, device)
 
 
-def _repr(self) -> str:
+def _repr(self: Tensor) -> str:
     body = np.array2string(self.detach().numpy(), separator=", ", prefix="tensor(")
     device = self.device
     grad = ""  # PyTorch's suffix: how the tensor takes part in the graph
@@ -185,14 +190,14 @@ def _repr(self) -> str:
     return f"tensor({body}, dtype={self.dtype}, device={device.kind}:{device.ordinal}{grad})"
 
 
-def _iter(self):
+def _iter(self: Tensor) -> Iterator[Tensor]:
     # Not a generator itself, so that iter() of a 0-d tensor fails at once, like numpy.
     if self.ndim == 0:
         raise InvalidTypeError("iteration over a 0-d tensor", op="iter")
     return (self[i] for i in range(self.shape[0]))
 
 
-def _array(self, dtype=None, copy=None):
+def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
     # numpy's protocol: copy=False asks for no copy, which ember cannot give.
     if copy is False:
         raise InvalidArgumentError(
@@ -203,7 +208,7 @@ def _array(self, dtype=None, copy=None):
     return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
-def _reduce(self):
+def _reduce(self: Tensor) -> tuple[Any, ...]:
     device = self.device
     name = f"{device.kind}:{device.ordinal}"
     # A pickle names its device by kind and ordinal, which loads as the process-wide
@@ -221,15 +226,14 @@ def _reduce(self):
     return (_rebuild_bytes, (_core._tensor_bytes(self), str(self.dtype), tuple(self.shape), name))
 
 
-def _format(self, spec: str) -> str:
+def _format(self: Tensor, spec: str) -> str:
     if self.ndim == 0 and spec:
         return format(self.item(), spec)
     return format(repr(self), spec)
 
 
-Tensor.__repr__ = _repr
-Tensor.__str__ = _repr
-Tensor.__iter__ = _iter
-Tensor.__array__ = _array
-Tensor.__reduce__ = _reduce
-Tensor.__format__ = _format
+# (setattr: the bound class gains Python methods, which checkers see in _core.pyi)
+for _name, _fn in (("__repr__", _repr), ("__str__", _repr), ("__iter__", _iter),
+                   ("__array__", _array), ("__reduce__", _reduce), ("__format__", _format)):
+    setattr(Tensor, _name, _fn)
+del _name, _fn

@@ -8,6 +8,8 @@ so numpy raises its TypeError."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _core
@@ -69,7 +71,7 @@ _NO_OUT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "log
            "logical_not", "matmul"}  # fmt: skip
 
 
-def _out_tensor(kwargs):
+def _out_tensor(kwargs: dict[str, Any]) -> Any:
     """The one Tensor that out= names; None without out=; NotImplemented otherwise."""
     out = kwargs.pop("out", None)
     if out is None:
@@ -79,7 +81,7 @@ def _out_tensor(kwargs):
     return NotImplemented  # e.g. ndarray += t: ember does not write into numpy memory
 
 
-def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+def _array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     name = _UFUNC_OPS.get(ufunc)
     if name is None or method != "__call__":
         return NotImplemented
@@ -92,7 +94,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if name == "matmul":  # takes tensors only: an ndarray is read as a CPU tensor
         from ._tensor import tensor
 
-        inputs = [x if isinstance(x, Tensor) else tensor(x) for x in inputs]
+        inputs = tuple(x if isinstance(x, Tensor) else tensor(x) for x in inputs)
     if out is None:
         return op(*inputs)
     if name in _NO_OUT:
@@ -100,4 +102,4 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return op(*inputs, out=out)
 
 
-Tensor.__array_ufunc__ = _array_ufunc
+setattr(Tensor, "__array_ufunc__", _array_ufunc)

@@ -6,11 +6,15 @@ each op records its backward there, so every device differentiates the same way.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 from . import _core
 from ._core import Tensor, is_grad_enabled
 
 __all__ = ["enable_grad", "grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _Mode:
@@ -18,24 +22,24 @@ class _Mode:
 
     _on: bool
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._prev = _core.is_grad_enabled()
         _core._set_grad_enabled(self._on)
         return None
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         _core._set_grad_enabled(self._prev)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         """As a decorator: each call of fn runs in this mode."""
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             with type(self)():
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # (same signature, by functools.wraps)
 
 
 class no_grad(_Mode):
@@ -53,30 +57,30 @@ class enable_grad(_Mode):
 class set_grad_enabled:
     """Sets grad mode now (this thread); as a context manager, restores it on exit."""
 
-    def __init__(self, mode: bool):
+    def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
             raise _invalid_type("set_grad_enabled", "mode must be True or False", mode)
         self._prev = _core.is_grad_enabled()
         _core._set_grad_enabled(mode)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         _core._set_grad_enabled(self._prev)
         return False
 
 
-def _invalid_type(op, what, value):
+def _invalid_type(op: str, what: str, value: object) -> Exception:
     from .errors import InvalidTypeError
 
     return InvalidTypeError(f"{op}: {what}, got {type(value).__name__}", op=op)
 
 
-def _tensors(value, op: str, what: str) -> list:
-    items = [value] if isinstance(value, Tensor) else value
+def _tensors(value: object, op: str, what: str) -> list[Tensor]:
+    raw: Any = [value] if isinstance(value, Tensor) else value
     try:
-        items = list(items)
+        items: list[Any] = list(raw)
     except TypeError:
         raise _invalid_type(op, f"{what} must be a Tensor or a sequence of Tensors", value) from None
     for t in items:
@@ -85,8 +89,14 @@ def _tensors(value, op: str, what: str) -> list:
     return items
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None) -> tuple:
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+) -> tuple[Tensor | None, ...]:
     """The gradients of ``outputs`` with respect to ``inputs`` (a tuple, one per input),
     as torch.autograd.grad; no tensor's ``.grad`` changes. ``grad_outputs``: one
     gradient per output (None for a scalar output's 1). ``allow_unused``: None for an
@@ -98,6 +108,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                             "supported yet", op="grad")
     outs = _tensors(outputs, "grad", "outputs")
     ins = _tensors(inputs, "grad", "inputs")
+    gouts: list[Tensor | None]
     if grad_outputs is None:
         gouts = [None] * len(outs)
     else:

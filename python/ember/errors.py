@@ -9,6 +9,7 @@ class documents but that were not given are ``None``.
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 __all__ = [
     "EmberError",
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 
-def _picklable(value):
+def _picklable(value: object) -> object:
     """The value itself if it pickles, else its repr (a Device cannot cross processes)."""
     try:
         pickle.dumps(value)
@@ -40,7 +41,7 @@ def _picklable(value):
     return value
 
 
-def _rebuild(cls, message, attrs):
+def _rebuild(cls: type[EmberError], message: str, attrs: dict[str, Any]) -> EmberError:
     return cls(message, **attrs)
 
 
@@ -50,7 +51,7 @@ class EmberError(Exception):
     #: The attributes this class documents; each defaults to None.
     attributes: tuple[str, ...] = ()
 
-    def __init__(self, message: str = "", **attrs):
+    def __init__(self, message: str = "", **attrs: Any) -> None:
         super().__init__(message)
         self.message = message
         for name in self.attributes:
@@ -62,7 +63,7 @@ class EmberError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         attrs = {k: _picklable(v) for k, v in self._attrs.items()}
         return (_rebuild, (type(self), self.message, attrs))
 

@@ -10,10 +10,16 @@ own device, under ``ember.no_grad()``. Parameters whose ``.grad`` is None are sk
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from . import _core
 from .autograd import no_grad
 from .errors import InvalidArgumentError, InvalidTypeError
+
+Tensor = _core.Tensor
+# a parameter group: "params" (a list of tensors) and the optimiser's settings
+_Group = dict[str, Any]
 
 __all__ = ["Optimizer", "SGD", "AdamW"]
 
@@ -21,21 +27,23 @@ __all__ = ["Optimizer", "SGD", "AdamW"]
 class Optimizer:
     """The parameter groups, per-parameter state, ``zero_grad`` and ``step``'s frame."""
 
-    def __init__(self, params, defaults: dict):
+    def __init__(
+        self, params: Iterable[Tensor] | Iterable[dict[str, Any]], defaults: dict[str, Any]
+    ) -> None:
         if isinstance(params, _core.Tensor):
             raise InvalidTypeError(
                 f"{type(self).__name__}: params must be an iterable of tensors (or of dicts "
                 "of groups), not one tensor: pass [t]",
                 op=type(self).__name__,
             )
-        groups = list(params)
+        groups: list[Any] = list(params)
         if not groups:
             raise InvalidArgumentError(f"{type(self).__name__}: got an empty parameter list",
                                        op=type(self).__name__)
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         self.defaults = dict(defaults)
-        self.param_groups = []
+        self.param_groups: list[_Group] = []
         for g in groups:
             group = dict(self.defaults)
             group.update(g)
@@ -48,7 +56,7 @@ class Optimizer:
                     raise InvalidArgumentError(f"{type(self).__name__}: can't optimize a "
                                                "non-leaf tensor", op=type(self).__name__)
             self.param_groups.append(group)
-        self.state: dict[int, dict] = {}
+        self.state: dict[int, dict[str, Any]] = {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clears each parameter's .grad: to None (the default, as PyTorch's) or zeros."""
@@ -58,10 +66,10 @@ class Optimizer:
                     continue
                 p.grad = None if set_to_none else _core.zeros_like(p.grad)
 
-    def _state(self, p) -> dict:
+    def _state(self, p: Tensor) -> dict[str, Any]:
         return self.state.setdefault(id(p), {})
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter with a gradient; returns closure()'s loss if given."""
         loss = None
         if closure is not None:
@@ -74,11 +82,11 @@ class Optimizer:
                 self._update(group)
         return loss
 
-    def _update(self, group: dict) -> None:  # pragma: no cover - every optimiser has its own
+    def _update(self, group: _Group) -> None:  # pragma: no cover - every optimiser has its own
         raise NotImplementedError
 
 
-def _with_grads(group: dict):
+def _with_grads(group: _Group) -> Iterator[tuple[Tensor, Tensor]]:
     """(parameter, gradient) for each parameter of the group that has one; the gradient
     negated when the group maximizes."""
     for p in group["params"]:
@@ -87,7 +95,7 @@ def _with_grads(group: dict):
             yield p, (-grad if group["maximize"] else grad)
 
 
-def _check(name: str, value, ok: bool, what: str):
+def _check(name: str, value: object, ok: bool, what: str) -> None:
     if not ok:
         raise InvalidArgumentError(f"Invalid {what}: {value}", op=name)
 
@@ -95,8 +103,8 @@ def _check(name: str, value, ok: bool, what: str):
 class SGD(Optimizer):
     """Stochastic gradient descent, as torch.optim.SGD."""
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False) -> None:
         _check("SGD", lr, lr >= 0.0, "learning rate")
         _check("SGD", momentum, momentum >= 0.0, "momentum value")
         _check("SGD", weight_decay, weight_decay >= 0.0, "weight_decay value")
@@ -107,7 +115,7 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def _update(self, group: dict) -> None:
+    def _update(self, group: _Group) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         for p, grad in _with_grads(group):
@@ -129,8 +137,9 @@ class SGD(Optimizer):
 class AdamW(Optimizer):
     """Adam with decoupled weight decay, as torch.optim.AdamW."""
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False) -> None:
         _check("AdamW", lr, lr >= 0.0, "learning rate")
         _check("AdamW", eps, eps >= 0.0, "epsilon value")
         _check("AdamW", betas[0], 0.0 <= betas[0] < 1.0, "beta parameter at index 0")
@@ -140,7 +149,7 @@ class AdamW(Optimizer):
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
-    def _update(self, group: dict) -> None:
+    def _update(self, group: _Group) -> None:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         for p, grad in _with_grads(group):
