@@ -270,6 +270,8 @@ def translate(annotation: str) -> str:
 
 
 def param_type(func: str, name: str, annotation: str, default: str | None, cls: str = "") -> str:
+    if annotation in ("int", "float"):  # pybind11 2.x's spelling of what 3.x writes below
+        return {"int": "SupportsIndex", "float": "SupportsFloat"}[annotation]
     if annotation != "object":
         return translate(annotation)
     if (f"{cls}.{func}", name) in PARAM_AT:
