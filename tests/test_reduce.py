@@ -401,8 +401,9 @@ def test_integer_sums_count_every_element(device, n):
 
 # Reductions whose kept dims end in a dense run of outputs (a first or middle dim, or
 # several reduced dims before a kept last one): the reduced elements are walked in memory
-# order, blocks of outputs advancing together. Shapes past one block (512 outputs), with
-# several outer positions, a permuted input, ties and NaN for the arg-reductions.
+# order, blocks of outputs advancing together (and on the CPU the reduced steps split in
+# parts when the blocks are few). Shapes past one block (2048 outputs), with several outer
+# positions, a permuted input, ties and NaN for the arg-reductions.
 COLUMN_CASES = [((700, 600), 0), ((3, 700, 5), 1), ((4, 6, 600), (0, 1)), ((2, 3, 4, 5), (1, 2)),
                 ((40, 36000), 0), ((5, 300, 7), (0, 2))]
 
@@ -438,6 +439,11 @@ def test_reductions_over_outer_dims(device, shape, dim, name, rng):
         # a permuted view: the kept run is not where the memory is dense
         p = to_ember(np.ascontiguousarray(np.swapaxes(x, 0, -1)), name, device).transpose(0, -1)
         np.testing.assert_array_equal(p.argmax(dim).numpy(), x.argmax(axis=dim))
+    if name == "float32":  # the moments merge across the parts of the reduced steps
+        np.testing.assert_allclose(t.mean(dim).numpy(), x.astype(np.float64).mean(axis=axis),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(t.var(dim).numpy(), x.astype(np.float64).var(axis=axis, ddof=1),
+                                   rtol=1e-5, atol=1e-6)
 
 
 # Few outputs of many elements each (one long row, a few long rows or columns): a GPU

@@ -319,23 +319,38 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
   if (p.columns) {
     // The reduced dims step over runs of outputs (sum over dim 0 or a middle dim): walk
     // the reduced elements in memory order, a block of kCols outputs advancing together
-    // per step; threads split the blocks and the outer positions.
-    constexpr int64_t kCols = 512;
+    // per step (8 KB of float32 per step: whole pages, which the hardware prefetcher
+    // streams, where shorter runs a page apart start cold each time); threads split the
+    // blocks and the outer positions. When those are fewer than kTasks, the reduced steps
+    // split too, into parts fixed by the shape (never by the thread count, so results do
+    // not depend on it), each part with accumulators of its own, merged in order.
+    constexpr int64_t kCols = 2048, kTasks = 16, kMinPart = 128;
     const int64_t blocks = (p.inner + kCols - 1) / kCols;
-    const int64_t outer = shape_numel(p.outer);
-    parallel_for(outer * blocks, std::max<int64_t>(1, kParallelGrain / (count * kCols)),
+    const int64_t groups = shape_numel(p.outer) * blocks;
+    const int64_t parts =
+        groups >= kTasks ? 1
+                         : std::clamp<int64_t>(count / kMinPart, 1, (kTasks + groups - 1) / groups);
+    const int64_t per = (count + parts - 1) / parts;
+    std::vector<A> partial(parts > 1 ? size_t(groups * parts * kCols) : 0);
+    parallel_for(groups * parts, std::max<int64_t>(1, kParallelGrain / (per * kCols)),
                  [&](int64_t lo, int64_t hi) {
                    std::vector<A> accs(static_cast<size_t>(kCols));
-                   std::vector<int64_t> idx(red.shape.size());
                    const Shape& sh = red.shape;
                    const Strides& st = red.strides[0];
+                   std::vector<int64_t> idx(sh.size());
                    for (int64_t t = lo; t < hi; ++t) {
-                     const int64_t o = t / blocks, j0 = (t % blocks) * kCols;
+                     const int64_t g = t / parts, q = t % parts;
+                     const int64_t o = g / blocks, j0 = (g % blocks) * kCols;
                      const int64_t m = std::min(kCols, p.inner - j0);
+                     const int64_t r0 = q * per, r1 = std::min(count, r0 + per);
                      std::fill(accs.begin(), accs.begin() + m, A());
-                     std::fill(idx.begin(), idx.end(), 0);
                      int64_t off = p.offset + unravel(o, p.outer, p.outer_strides) + j0;
-                     for (int64_t r = 0; r < count; ++r) {
+                     for (int64_t rest = r0, d = int64_t(sh.size()); d-- > 0;) {  // r0's digits
+                       idx[size_t(d)] = rest % sh[size_t(d)];
+                       rest /= sh[size_t(d)];
+                       off += idx[size_t(d)] * st[size_t(d)];
+                     }
+                     for (int64_t r = r0; r < r1; ++r) {
                        column_add(accs.data(), data + off, m, r);
                        for (size_t d = sh.size(); d-- > 0;) {  // odometer over the reduced dims
                          off += st[d];
@@ -344,10 +359,30 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
                          idx[d] = 0;
                        }
                      }
+                     if (parts > 1) {
+                       std::copy(accs.begin(), accs.begin() + m,
+                                 partial.begin() + (g * parts + q) * kCols);
+                       continue;
+                     }
                      Out* dst = out + o * p.inner + j0;
                      for (int64_t j = 0; j < m; ++j) dst[j] = result(accs[size_t(j)], count);
                    }
                  });
+    if (parts > 1) {
+      parallel_for(groups, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t g = lo; g < hi; ++g) {
+          const int64_t o = g / blocks, j0 = (g % blocks) * kCols;
+          const int64_t m = std::min(kCols, p.inner - j0);
+          const A* first = partial.data() + g * parts * kCols;
+          Out* dst = out + o * p.inner + j0;
+          for (int64_t j = 0; j < m; ++j) {
+            A total = first[j];
+            for (int64_t q = 1; q < parts; ++q) total.merge(first[q * kCols + j]);
+            dst[j] = result(total, count);
+          }
+        }
+      });
+    }
     return;
   }
   if (count <= kShortRow && red.shape.size() == 1 && red.strides[0][0] == 1 &&
