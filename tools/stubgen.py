@@ -312,7 +312,6 @@ def signature_parts(doc: str) -> tuple[str, list[str], str]:
 def render_function(attr: str, doc: str, method: bool, static: bool = False, cls: str = "") -> list[str]:
     """The stub lines of the bound function `attr` whose pybind11 docstring is `doc`."""
     name, params, ret = signature_parts(doc)
-    key = attr
     out = []
     for i, p in enumerate(params):
         if p in ("*", "/"):
@@ -331,7 +330,7 @@ def render_function(attr: str, doc: str, method: bool, static: bool = False, cls
         if method and i == 0 and not static:
             out.append("self")
             continue
-        t = bool_safe(param_type(key, pname, ann or "object", default, cls))
+        t = bool_safe(param_type(attr, pname, ann or "object", default, cls))
         if default is not None:
             text = default if _signatures._param(p) != f"{pname}=..." else "..."
             out.append(f"{pname}: {t} = {text}")
