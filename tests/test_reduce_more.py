@@ -147,6 +147,21 @@ def test_prod_wraps_and_zero_size(device):
     assert math.isnan(nan.prod().item())
 
 
+@pytest.mark.parametrize("shape,dim", [((3, 5000), 1), ((5000, 3), 0), ((700, 600), 0),
+                                       ((40_000,), 0), ((4, 300, 9), 1)])
+def test_prod_of_long_runs(device, shape, dim, rng):
+    """Long rows and columns (the CPU's one-pass kernel: lanes, then a tree; column
+    blocks; parts merged in order) against float64 products; int64 wraps exactly."""
+    x = (rng.uniform(0.999, 1.001, shape) * rng.choice([-1, 1], shape)).astype(np.float32)
+    got = ember.tensor(x, device=device).prod(dim).numpy()
+    np.testing.assert_allclose(got, np.prod(x.astype(np.float64), axis=dim), rtol=1e-4)
+    k = rng.choice(np.array([-3, -2, -1, 1, 2, 3], dtype=np.int64), shape)  # wraps, no 0
+    check_exact(ember.tensor(k, device=device).prod(dim), np.prod(k, axis=dim), "int64", device)
+    y = x.copy()
+    y[(0,) * len(shape)] = np.nan
+    assert np.isnan(ember.tensor(y, device=device).prod(dim).numpy().flat[0])
+
+
 def test_prod_bad_input(device):
     t = ember.zeros(2, 3, device=device)
     with raises_op(ember.IndexOutOfRangeError, "prod"):

@@ -221,6 +221,12 @@ class BackendStorage {
                                   BackendStorage& dst) const {
     return false;
   }
+  // The product over the trailing `reduced_dims` dims of a float32, float64 or int64 src
+  // (integers wrapping) into contiguous dst of src's dtype: prod in one pass. false where
+  // the backend has no such kernel (core then multiplies halves pairwise, log2(n) passes).
+  virtual bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const {
+    return false;
+  }
   // The variance over the trailing `reduced_dims` dims of a float32 or half src (its std
   // when `root`), into contiguous dst of src's dtype: one pass, accumulated in double
   // about the row's first element (so no cancellation, underflow or overflow that the

@@ -85,6 +85,19 @@ std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdi
   return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
 }
 
+std::optional<Tensor> prod_one_pass(const Tensor& t, const Dims& dims, bool keepdim) {
+  const Reduction r = plan_reduction(t, reduced_mask("prod", t, dims));
+  Tensor dst = empty(r.kept, t.dtype(), t.device(), "prod");
+  bool done = false;
+  {
+    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
+    done = t.storage()->impl().reduce_prod(t.layout().permute(r.order), r.n_reduced,
+                                           dst.storage()->impl());
+  }
+  if (!done) return std::nullopt;
+  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
+}
+
 std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
                                    double correction, bool root, bool keepdim) {
   const Reduction r = plan_reduction(t, reduced_mask(op, t, dims));

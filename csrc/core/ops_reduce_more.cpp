@@ -128,6 +128,10 @@ Tensor prod(const Tensor& t, const Dims& dims, bool keepdim) {
   // Integers multiply in int64 (wrapping, as PyTorch), halves in float32.
   const bool half = t.dtype() == DType::F16 || t.dtype() == DType::BF16;
   DType work = !dtype_is_float(t.dtype()) ? DType::I64 : half ? DType::F32 : t.dtype();
+  if (r.count > 0) {
+    if (auto p = prod_one_pass(to_dtype(t, work), dims, keepdim))
+      return half ? to_dtype(*p, t.dtype()) : *p;
+  }
   Dims order;
   for (int64_t d = 0; d < t.ndim(); ++d)
     if (!r.mask[size_t(d)]) order.push_back(d);

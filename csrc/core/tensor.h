@@ -144,6 +144,8 @@ Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim);
 std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim);
 // var (std when root) of a float32 or half t in one pass where the backend has the
 // kernel (BackendStorage::reduce_var); nullopt elsewhere. Not for autograd.
+// prod of a float32, float64 or int64 tensor in one pass where its backend has the kernel
+std::optional<Tensor> prod_one_pass(const Tensor& t, const Dims& dims, bool keepdim);
 std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
                                    double correction, bool root, bool keepdim);
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);
