@@ -206,6 +206,29 @@ def test_logsumexp_range_and_infinities(device):
     assert ember.zeros(2, 0, device=device).logsumexp(0).shape == (0,)
 
 
+@pytest.mark.parametrize("shape,dim,step", [((64, 3000), 1, 1), ((4096, 16), 1, 1),
+                                            ((5, 300_001), 1, 1), ((8, 5000), 1, 2),
+                                            ((700, 600), 0, 1)])
+def test_logsumexp_of_long_and_short_rows(device, shape, dim, step, rng):
+    """Rows of every length (chunks of the one-pass kernel, a max that rises along the row,
+    rows split over threads and merged, strided rows) and columns, against float64;
+    infinities and NaN in the middle of long rows."""
+    x = (rng.standard_normal(shape) * 20).astype(np.float32)
+    x[0] = np.sort(x[0]) if dim == 1 else x[0]  # the max rises chunk after chunk
+    t = ember.tensor(x, device=device)
+    view, ref_x = (t[:, ::step], x[:, ::step]) if step > 1 else (t, x)
+    np.testing.assert_allclose(view.logsumexp(dim).numpy(), np_logsumexp(ref_x, dim, False),
+                               rtol=2e-6, atol=1e-5)
+    if dim == 1 and shape[1] > 2000:
+        y = x.copy()
+        y[1, 1500] = np.inf
+        y[2, 1700] = np.nan
+        y[-1, :] = -np.inf
+        got = ember.tensor(y, device=device).logsumexp(1).numpy()
+        assert got[1] == np.inf and np.isnan(got[2]) and got[-1] == -np.inf
+        np.testing.assert_allclose(got[3:-1], np_logsumexp(y[3:-1], 1, False), rtol=2e-6)
+
+
 def test_logsumexp_bad_input(device):
     with raises_op(ember.IndexOutOfRangeError, "logsumexp"):
         ember.zeros(2, device=device).logsumexp(1)

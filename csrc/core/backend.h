@@ -227,6 +227,14 @@ class BackendStorage {
   virtual bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const {
     return false;
   }
+  // log(sum(exp(x))) over the trailing `reduced_dims` dims of a float32 src into
+  // contiguous dst: one pass (a running max, the sum rescaled as it rises); an infinite
+  // max gives itself, a NaN NaN, as core's composition. false where the backend has no
+  // such kernel or declines the layout (core then composes max, exp, sum and log).
+  virtual bool reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                                BackendStorage& dst) const {
+    return false;
+  }
   // The variance over the trailing `reduced_dims` dims of a float32 or half src (its std
   // when `root`), into contiguous dst of src's dtype: one pass, accumulated in double
   // about the row's first element (so no cancellation, underflow or overflow that the

@@ -72,44 +72,55 @@ Tensor reduce(ReduceOp op, const Tensor& t, const Dims& dims, bool keepdim) {
   return reduce_masked(op, t, mask, keepdim, out);
 }
 
-std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim) {
-  const Reduction r = plan_reduction(t, reduced_mask("norm", t, dims));
-  Tensor dst = empty(r.kept, t.dtype(), t.device(), "norm");
-  bool done = false;
-  {
-    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
-    done = t.storage()->impl().reduce_sum_squares(t.layout().permute(r.order), r.n_reduced,
-                                                  dst.storage()->impl());
-  }
-  if (!done) return std::nullopt;
-  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
-}
+namespace {
 
-std::optional<Tensor> prod_one_pass(const Tensor& t, const Dims& dims, bool keepdim) {
-  const Reduction r = plan_reduction(t, reduced_mask("prod", t, dims));
-  Tensor dst = empty(r.kept, t.dtype(), t.device(), "prod");
-  bool done = false;
-  {
-    StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
-    done = t.storage()->impl().reduce_prod(t.layout().permute(r.order), r.n_reduced,
-                                           dst.storage()->impl());
-  }
-  if (!done) return std::nullopt;
-  return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
-}
-
-std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
-                                   double correction, bool root, bool keepdim) {
+// A one-pass backend hook over `dims` of t into a new tensor of t's dtype:
+// hook(impl, src layout with the reduced dims last, their count, dst impl). nullopt where
+// the backend declines (core then composes the reduction).
+template <typename Hook>
+std::optional<Tensor> one_pass(const char* op, const Tensor& t, const Dims& dims, bool keepdim,
+                               Hook hook) {
   const Reduction r = plan_reduction(t, reduced_mask(op, t, dims));
   Tensor dst = empty(r.kept, t.dtype(), t.device(), op);
   bool done = false;
   {
     StorageLocks locks(__func__, {t.storage().get()}, {dst.storage().get()});
-    done = t.storage()->impl().reduce_var(t.layout().permute(r.order), r.n_reduced, correction,
-                                          root, dst.storage()->impl());
+    done = hook(t.storage()->impl(), t.layout().permute(r.order), r.n_reduced,
+                dst.storage()->impl());
   }
   if (!done) return std::nullopt;
   return keepdim ? dst.view_as(Layout(r.keep_shape)) : dst;
+}
+
+}  // namespace
+
+std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdim) {
+  return one_pass("norm", t, dims, keepdim, [](const BackendStorage& s, const Layout& l, int64_t n,
+                                               BackendStorage& d) {
+    return s.reduce_sum_squares(l, n, d);
+  });
+}
+
+std::optional<Tensor> prod_one_pass(const Tensor& t, const Dims& dims, bool keepdim) {
+  return one_pass("prod", t, dims, keepdim, [](const BackendStorage& s, const Layout& l, int64_t n,
+                                               BackendStorage& d) {
+    return s.reduce_prod(l, n, d);
+  });
+}
+
+std::optional<Tensor> logsumexp_one_pass(const Tensor& t, const Dims& dims, bool keepdim) {
+  return one_pass("logsumexp", t, dims, keepdim,
+                  [](const BackendStorage& s, const Layout& l, int64_t n, BackendStorage& d) {
+                    return s.reduce_logsumexp(l, n, d);
+                  });
+}
+
+std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
+                                   double correction, bool root, bool keepdim) {
+  return one_pass(op, t, dims, keepdim,
+                  [&](const BackendStorage& s, const Layout& l, int64_t n, BackendStorage& d) {
+                    return s.reduce_var(l, n, correction, root, d);
+                  });
 }
 
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim) {

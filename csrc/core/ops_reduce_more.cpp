@@ -163,6 +163,8 @@ Tensor logsumexp(const Tensor& t, const Dims& dims, bool keepdim) {
   if (r.count == 0)
     return full(keepdim ? r.keeped : r.kept, -std::numeric_limits<double>::infinity(), like.dtype(),
                 t.device());
+  if (x.dtype() == DType::F32 && !autograd::wants_grad({&x}))
+    if (auto v = logsumexp_one_pass(x, dims, keepdim)) return as_input_dtype(*v, like);
   // The max is subtracted for range; an infinite max is not (inf - inf would be NaN).
   Tensor m = reduce(ReduceOp::Max, x, dims, true);
   m = where(unary(UnaryOp::IsFinite, m), m, scalar(0.0, m));

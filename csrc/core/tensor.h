@@ -146,6 +146,8 @@ std::optional<Tensor> sum_squares(const Tensor& t, const Dims& dims, bool keepdi
 // kernel (BackendStorage::reduce_var); nullopt elsewhere. Not for autograd.
 // prod of a float32, float64 or int64 tensor in one pass where its backend has the kernel
 std::optional<Tensor> prod_one_pass(const Tensor& t, const Dims& dims, bool keepdim);
+// logsumexp of a float32 tensor in one pass where its backend has the kernel
+std::optional<Tensor> logsumexp_one_pass(const Tensor& t, const Dims& dims, bool keepdim);
 std::optional<Tensor> var_one_pass(const char* op, const Tensor& t, const Dims& dims,
                                    double correction, bool root, bool keepdim);
 Tensor mean(const Tensor& t, const Dims& dims, bool keepdim);

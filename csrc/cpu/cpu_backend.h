@@ -55,6 +55,8 @@ class CpuStorage : public BackendStorage {
   bool softmax_columns(const Layout& src, int64_t dim, bool log,
                        BackendStorage& dst) const override;
   bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const override;
+  bool reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                        BackendStorage& dst) const override;
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
   bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
