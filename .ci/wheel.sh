@@ -30,7 +30,8 @@ raw=$(ls "$work"/raw/ember-*.whl)
 # Repaired for the oldest glibc its symbols allow; libscipy_openblas stays the dependency's.
 step "$work/build-venv/bin/auditwheel" repair --exclude libscipy_openblas.so -w "$out" "$raw"
 wheel=$(ls "$out"/ember-*.whl)
-"$work/build-venv/bin/auditwheel" show "$wheel" | head -4
+"$work/build-venv/bin/auditwheel" show "$wheel" >"$work/show.txt"  # (no pipe: pipefail)
+head -6 "$work/show.txt"
 echo "wheel: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
 
 # A fresh venv, its PATH without a compiler (only the venv's own bin), the wheel with
