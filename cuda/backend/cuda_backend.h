@@ -172,6 +172,9 @@ class CudaStorage : public BackendStorage {
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
   // One pass (sums about the row's first element, in double), then one thread per output.
+  bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const override;
+  bool reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                        BackendStorage& dst) const override;
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
   EMBER_BACKEND_STORAGE_OPS

@@ -80,6 +80,77 @@ struct ExtremeAcc {
   }
 };
 
+// prod in one pass, in the input's type (float32, float64; int64 wrapping, as PyTorch's).
+template <typename T>
+struct ProdAcc {
+  T v = T(1);
+  __device__ static T mul(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return T(uint64_t(a) * uint64_t(b));
+    else
+      return a * b;
+  }
+  __device__ void begin(T) {}
+  __device__ void add(T x, int64_t) { v = mul(v, x); }
+  __device__ void merge(const ProdAcc& o) { v = mul(v, o.v); }
+  __device__ ProdAcc down(int delta) const {
+    ProdAcc o;
+    o.v = shfl_down(v, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    return Out(v);
+  }
+};
+
+// logsumexp of float32 in one pass: the running max m and s = sum exp(x - m) in double,
+// rescaled by exp(m_old - m) when the max rises (the CPU's LseAcc). A NaN gives NaN, a
+// +inf max +inf, all -inf (or nothing) -inf; -inf values add nothing.
+struct LseAcc {
+  float m = -INFINITY;
+  double s = 0;
+  int nan = 0;
+  __device__ void raise_to(float x) {
+    s = m == -INFINITY ? 0.0 : s * double(expf(m - x));
+    m = x;
+  }
+  __device__ void begin(float) {}
+  __device__ void add(float x, int64_t) {
+    if (x != x) {
+      nan = 1;
+    } else if (x > m) {
+      raise_to(x);
+      s += 1.0;
+    } else if (x != -INFINITY && m != INFINITY) {
+      s += double(expf(x - m));
+    }
+  }
+  __device__ void merge(const LseAcc& o) {
+    nan |= o.nan;
+    if (o.m == -INFINITY) return;
+    if (o.m > m) {
+      raise_to(o.m);
+      s += o.s;
+    } else if (m != INFINITY) {
+      s += o.s * double(expf(o.m - m));
+    }
+  }
+  __device__ LseAcc down(int delta) const {
+    LseAcc o;
+    o.m = shfl_down(m, delta);
+    o.s = shfl_down(s, delta);
+    o.nan = shfl_down(nan, delta);
+    return o;
+  }
+  template <typename Out>
+  __device__ Out result() const {
+    if (nan) return Out(NAN);
+    if (m == INFINITY || m == -INFINITY) return Out(m);
+    return Out(float(double(m) + log(s)));
+  }
+};
+
 // The smallest and largest id together, for core's range check of index arrays.
 struct Bounds {
   int64_t lo, hi;
@@ -512,6 +583,24 @@ bool CudaStorage::reduce_var(const Layout& src, int64_t reduced_dims, double cor
       d.free(sums, bytes);  // stream-ordered: after the pass that reads it
     }
   });
+  return true;
+}
+
+bool CudaStorage::reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const {
+  if (dtype_ != DType::F32 && dtype_ != DType::F64 && dtype_ != DType::I64) return false;
+  dispatch(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int64_t>)
+      launch<T, ProdAcc<T>>(*this, src, reduced_dims, as_cuda(dst).ptr<T>());
+  });
+  return true;
+}
+
+bool CudaStorage::reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                                   BackendStorage& dst) const {
+  if (dtype_ != DType::F32) return false;
+  launch<float, LseAcc>(*this, src, reduced_dims, as_cuda(dst).ptr<float>());
   return true;
 }
 
