@@ -151,12 +151,13 @@ def test_topk(device, dtype, largest, dim, rng):
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk_of_long_rows(device, dtype, largest, rng):
     """Rows long enough for a selection instead of a sort (the CPU keeps a heap of k when
-    k is small next to the row, else nth_element; one long row splits over threads):
-    many ties and, in floats, NaN, -0.0 and 0.0, in both directions; k from 1 to past the
-    heap's reach."""
+    k is small next to the row, else nth_element, or a radix sort of the row past an
+    eighth of it; one long row splits over threads): many ties and, in floats, NaN, -0.0
+    and 0.0, in both directions; k from 1 to the whole row."""
     if not require_dtype(device, dtype):
         return
-    cases = [((3, 5000), -1, (1, 10, 77, 200)), ((5000, 3), 0, (10,)), ((1, 1 << 17), -1, (1, 10))]
+    cases = [((3, 5000), -1, (1, 10, 77, 200, 1000, 5000)), ((5000, 3), 0, (10,)),
+             ((1, 1 << 17), -1, (1, 10))]
     for shape, dim, ks in cases:
         x = rand_array(rng, shape, dtype, kind="small")  # values 0..3: ties everywhere
         if is_float(dtype):

@@ -60,12 +60,15 @@ inline int64_t packed_position(uint64_t q) {
   return int64_t(q & 0xffffffffu);
 }
 
+void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp);
+
 // best = the k best (smallest key, then position) of positions [lo, hi) of the row x
 // (stride apart), best first. Few (k * 64 <= the range's length): the k best so far are
 // kept, and an element enters only when its key beats the worst kept (a later position
 // ties in nothing); keys are tested 32 at a time without branches, so most of a row is
 // one vectorised pass. Up to 64 kept stay sorted (an entry shifts the worse ones), more
-// are a heap. Else a selection (nth_element) of the whole range and a sort of k.
+// are a heap. Else a selection (nth_element) of the whole range and a sort of k, or, for
+// a k past an eighth of a range of 256 or more, the range's radix sort (faster there).
 template <typename T, bool kLargest>
 void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
                  std::vector<std::pair<typename RankKey<T>::K, int64_t>>& best) {
@@ -80,8 +83,13 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
     thread_local std::vector<uint64_t> packed;
     packed.resize(size_t(m));
     for (int64_t i = lo; i < hi; ++i) packed[size_t(i - lo)] = packed_rank<T, kLargest>(x[i * stride], i);
-    if (k < m) std::nth_element(packed.begin(), packed.begin() + (k - 1), packed.end());
-    std::sort(packed.begin(), packed.begin() + k);
+    if (k * 8 > m && m >= 256) {
+      thread_local std::vector<uint64_t> tmp;
+      radix_sort_keys(packed, tmp);  // positions in order among equal keys: built in order
+    } else {
+      if (k < m) std::nth_element(packed.begin(), packed.begin() + (k - 1), packed.end());
+      std::sort(packed.begin(), packed.begin() + k);
+    }
     for (int64_t j = 0; j < k; ++j) {
       const uint64_t q = packed[size_t(j)];
       best.emplace_back(K(uint32_t(q >> 32) ^ 0x80000000u), packed_position(q));
