@@ -69,8 +69,21 @@ struct SumAcc {
   }
   // Dense float runs: vectorised blocks of 1024 (float lanes, then double), see sum_f32.
   void add_dense(const float* p, int64_t n) { total += dense(p, n); }
-  // A short dense run, inline: eight chains, which vectorise as one register of lanes.
+  // A short dense run, inline. float32: 16 float lanes then a tree, as a block of sum_f32
+  // (one register of lanes and a few shuffles per row, not a widening to double of every
+  // value); other types: eight chains, which vectorise as one register of lanes.
   void add_short(const T* p, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+      float s[16] = {};
+      int64_t i = 0;
+      for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; ++k) s[k] += kSquares ? p[i + k] * p[i + k] : p[i + k];
+      for (int k = 0; i < n; ++i, ++k) s[k] += kSquares ? p[i] * p[i] : p[i];
+      for (int w = 8; w >= 1; w /= 2)
+        for (int k = 0; k < w; ++k) s[k] += s[k + w];
+      total += double(s[0]);
+      return;
+    }
     using Chain = std::conditional_t<is_float_v<T>, double, uint64_t>;
     Chain s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
