@@ -2,7 +2,7 @@
 that explain themselves. See docs/python-api.md for the whole API."""
 
 import functools
-import inspect
+import inspect as _inspect
 import sys
 
 if sys.platform != "darwin":
@@ -172,10 +172,10 @@ def _takes_requires_grad(make):
 
     # inspect.signature: make's parameters and requires_grad, keyword-only (a keyword
     # parameter of make's own keeps its place)
-    sig = inspect.signature(make)
+    sig = _inspect.signature(make)
     params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
     if "requires_grad" not in sig.parameters:
-        params.append(inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY,
+        params.append(_inspect.Parameter("requires_grad", _inspect.Parameter.KEYWORD_ONLY,
                                         default=False))
     made.__signature__ = sig.replace(parameters=params)
     return made
