@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/logsumexp.h"
 #include "cpu_backend.h"
 #include "elementwise.h"
 #include "vec_math.h"
@@ -125,30 +126,15 @@ struct ProdAcc {
   void merge(const ProdAcc& o) { total = mul(total, o.total); }
 };
 
-// logsumexp in one pass: the running max m and s = sum exp(x - m) in double, s rescaled
-// by exp(m_old - m) when the max rises. A dense run takes its max first, then one
-// vectorised exp-sum at the new max (in chunks through a buffer in L1); a strided run is
-// gathered into dense chunks first. Infinities and
-// NaN as core's composition: a NaN gives NaN, a +inf max +inf, all -inf (or nothing) -inf;
-// -inf values add nothing.
+// logsumexp in one pass: core/logsumexp.h's running max and rescaled sum (in double). A
+// dense run takes its max first, then one vectorised exp-sum at the new max (in chunks
+// through a buffer in L1); a strided run is gathered into dense chunks first.
 struct LseAcc {
-  float m = -INFINITY;
-  double s = 0;
-  bool nan = false;
-  void raise_to(float x) {  // the new max x > m (s is 0 while m is -inf)
-    s = m == -INFINITY ? 0.0 : s * std::exp(double(m) - double(x));
-    m = x;
-  }
-  void add_one(float x, int64_t) {
-    if (x != x) {
-      nan = true;
-    } else if (x > m) {
-      raise_to(x);
-      s += 1.0;
-    } else if (x != -INFINITY && m != INFINITY) {
-      s += std::exp(double(x) - double(m));
-    }
-  }
+  struct Exp {
+    double operator()(double d) const { return std::exp(d); }
+  };
+  LseState st;
+  void add_one(float x, int64_t) { st.add(x, Exp()); }
   static constexpr int64_t kChunk = 1024;
   void add_run(const float* p, int64_t stride, int64_t n, int64_t) {
     if (stride == 1) return add_dense(p, n);
@@ -163,32 +149,19 @@ struct LseAcc {
     if (n <= 0) return;
     const float mr = extreme_f32<true>(p, n);  // NaN when the run holds one
     if (mr != mr) {
-      nan = true;
+      st.nan = true;
       return;
     }
     if (mr == -INFINITY) return;
-    if (mr > m) raise_to(mr);
-    if (m == INFINITY) return;  // the result is +inf (or NaN): s no longer matters
+    if (mr > st.m) st.raise_to(mr, Exp());
+    if (st.m == INFINITY) return;  // the result is +inf (or NaN): s no longer matters
     float buf[kChunk];
     for (int64_t i = 0; i < n; i += kChunk)
-      s += exp_shift_sum_f32(p + i, m, buf, std::min(kChunk, n - i));
+      st.s += exp_shift_sum_f32(p + i, st.m, buf, std::min(kChunk, n - i));
   }
   void add_short(const float* p, int64_t n) { add_run(p, 1, n, 0); }
-  void merge(const LseAcc& o) {
-    nan = nan || o.nan;
-    if (o.m == -INFINITY) return;
-    if (o.m > m) {
-      raise_to(o.m);
-      s += o.s;
-    } else if (m != INFINITY) {
-      s += o.s * std::exp(double(o.m) - double(m));
-    }
-  }
-  float result() const {
-    if (nan) return NAN;
-    if (m == INFINITY || m == -INFINITY) return m;
-    return float(double(m) + std::log(s));
-  }
+  void merge(const LseAcc& o) { st.merge(o.st, Exp()); }
+  float result() const { return st.result(); }
 };
 
 // var and std in one pass: the count, mean and sum of squared deviations in double. A

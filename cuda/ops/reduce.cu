@@ -3,6 +3,7 @@
 // blocks, then a second pass); other views one thread per output, so that neighbouring
 // threads read neighbouring elements.
 #include "common.cuh"
+#include "core/logsumexp.h"
 
 namespace ember::cuda {
 
@@ -104,50 +105,26 @@ struct ProdAcc {
   }
 };
 
-// logsumexp of float32 in one pass: the running max m and s = sum exp(x - m) in double,
-// rescaled by exp(m_old - m) when the max rises (the CPU's LseAcc). A NaN gives NaN, a
-// +inf max +inf, all -inf (or nothing) -inf; -inf values add nothing.
+// logsumexp of float32 in one pass: core/logsumexp.h's running max and rescaled sum (in
+// double), with float exp.
 struct LseAcc {
-  float m = -INFINITY;
-  double s = 0;
-  int nan = 0;
-  __device__ void raise_to(float x) {
-    s = m == -INFINITY ? 0.0 : s * double(expf(m - x));
-    m = x;
-  }
+  struct Exp {
+    __device__ double operator()(double d) const { return double(expf(float(d))); }
+  };
+  LseState st;
   __device__ void begin(float) {}
-  __device__ void add(float x, int64_t) {
-    if (x != x) {
-      nan = 1;
-    } else if (x > m) {
-      raise_to(x);
-      s += 1.0;
-    } else if (x != -INFINITY && m != INFINITY) {
-      s += double(expf(x - m));
-    }
-  }
-  __device__ void merge(const LseAcc& o) {
-    nan |= o.nan;
-    if (o.m == -INFINITY) return;
-    if (o.m > m) {
-      raise_to(o.m);
-      s += o.s;
-    } else if (m != INFINITY) {
-      s += o.s * double(expf(o.m - m));
-    }
-  }
+  __device__ void add(float x, int64_t) { st.add(x, Exp()); }
+  __device__ void merge(const LseAcc& o) { st.merge(o.st, Exp()); }
   __device__ LseAcc down(int delta) const {
     LseAcc o;
-    o.m = shfl_down(m, delta);
-    o.s = shfl_down(s, delta);
-    o.nan = shfl_down(nan, delta);
+    o.st.m = shfl_down(st.m, delta);
+    o.st.s = shfl_down(st.s, delta);
+    o.st.nan = shfl_down(int(st.nan), delta) != 0;
     return o;
   }
   template <typename Out>
   __device__ Out result() const {
-    if (nan) return Out(NAN);
-    if (m == INFINITY || m == -INFINITY) return Out(m);
-    return Out(float(double(m) + log(s)));
+    return Out(st.result());
   }
 };
 
