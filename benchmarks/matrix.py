@@ -309,7 +309,7 @@ def result_array(lib: Lib, value):
     return lib.get(value)
 
 
-def measure_row(row: Row, libs: list[Lib], settings: Settings, rng) -> dict:
+def measure_row(row: Row, libs: list[Lib], settings: Settings, rng, pause: bool = False) -> dict:
     arrays = make_inputs(row, rng)
     impls, getters, errors = [], {}, {}
     for lib in libs:
@@ -355,12 +355,12 @@ def measure_row(row: Row, libs: list[Lib], settings: Settings, rng) -> dict:
         except Exception as exc:
             errors[impl.lib] = f"{type(exc).__name__}: {str(exc)[:80]}"
             ready.remove(impl)
-    samples = interleave(ready, inner, settings, pause=False) if ready else {}
+    samples = interleave(ready, inner, settings, pause) if ready else {}
     medians = {lib: summarize(s, inner[lib])["median_us"] for lib, s in samples.items()}
     return {"row": row, "medians": medians, "errors": errors, "mismatch": bad}
 
 
-def copy_bandwidth(libs: list[Lib], n: int, settings: Settings) -> float:
+def copy_bandwidth(libs: list[Lib], n: int, settings: Settings, pause: bool = False) -> float:
     """GB/s of the fastest library's clone of an n x n float32 tensor (read + write)."""
     x = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
     best = 0.0
@@ -368,7 +368,7 @@ def copy_bandwidth(libs: list[Lib], n: int, settings: Settings) -> float:
         env = dict(lib.ns, a=lib.put(x))
         impl = Impl(lib.name, lib.copy_stmt(), env, sync=lib.sync)
         k = calibrate(impl, settings.min_sample)
-        samples = interleave([impl], {lib.name: k}, settings, pause=False)[lib.name]
+        samples = interleave([impl], {lib.name: k}, settings, pause)[lib.name]
         best = max(best, 2 * x.nbytes / (summarize(samples, k)["median_us"] * 1e-6) / 1e9)
     return best
 
@@ -416,7 +416,8 @@ def threads_line(libs: list[Lib]) -> str:
 def main(args, devices: dict, notes: list[str], describe) -> int:
     """Runs the matrix on each device of `devices` (label -> libraries)."""
     settings = Settings(budget=args.budget if args.budget is not None else (0.15 if args.quick else 0.6),
-                        min_rounds=args.repeat or (3 if args.quick else 5))  # fmt: skip
+                        min_rounds=args.repeat or (3 if args.quick else 5),
+                        pause=args.pause)  # fmt: skip
     rng = np.random.default_rng(0)
     status = 0
     for label, libs in devices.items():
@@ -425,8 +426,12 @@ def main(args, devices: dict, notes: list[str], describe) -> int:
         if args.sizes:
             n = args.sizes[0]
         names = [lib.name for lib in libs]
+        # On the CPU each library's turn starts after an idle pause: PyTorch's OpenMP
+        # workers spin for milliseconds after each call (libgomp's default spin count),
+        # and without the pause they take a core from whichever library runs next.
+        pause = kind == "cpu" and settings.pause > 0
         started = time.time()
-        bw = copy_bandwidth(libs, n, settings)
+        bw = copy_bandwidth(libs, n, settings, pause)
         print(describe(label))
         print(threads_line(libs))
         for note in notes:
@@ -436,7 +441,7 @@ def main(args, devices: dict, notes: list[str], describe) -> int:
         results = []
         chosen = [r for r in rows(n) if not args.rows or r.family in args.rows]
         for row in chosen:
-            results.append(measure_row(row, libs, settings, rng))
+            results.append(measure_row(row, libs, settings, rng, pause))
             print(table(results[-1:], bw, names)[1] if results[:-1] else "\n".join(table(results, bw, names)),
                   flush=True)  # fmt: skip
         slow = [r["row"].name for r in results if "ember" in r["medians"] and "torch" in r["medians"]
