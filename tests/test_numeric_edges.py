@@ -235,3 +235,18 @@ def test_trig_of_large_arguments_is_libms(device, name):
     got = getattr(ember.tensor(x, device=device), name)().numpy().astype(np.float64)
     want = getattr(np, name)(x.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=3e-6, atol=3e-7)
+
+
+def test_cpu_gelu_keeps_its_relative_accuracy_in_the_negative_tail():
+    # The CPU computes x/2 erfc(-x / sqrt 2) with erfc's relative accuracy down to the
+    # smallest normal result (x near -13.1), where 1 + erf(x / sqrt 2) would cancel to 0
+    # (PyTorch's CPU gelu, and the GPU backends', are within 1.5e-7 absolute there).
+    x = np.linspace(-13.1, -1, 200_001).astype(np.float32)
+    got = ember.gelu(ember.tensor(x)).numpy().astype(np.float64)
+    x64 = x.astype(np.float64)
+    want = 0.5 * x64 * np.vectorize(math.erfc)(-x64 / math.sqrt(2))  # no cancellation
+    w32 = want.astype(np.float32)
+    normal = np.abs(w32) >= np.finfo(np.float32).tiny
+    assert normal.sum() > 199_000
+    err = np.abs(got[normal] - want[normal]) / np.spacing(np.abs(w32[normal])).astype(np.float64)
+    assert err.max() <= 8, (float(err.max()), float(x[normal][np.argmax(err)]))

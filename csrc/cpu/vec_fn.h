@@ -147,15 +147,50 @@ EMBER_VF float erf(float x) {
   return std::copysign(r, x);  // NaN stays NaN
 }
 
-// gelu, the exact form: x/2 (1 + erf(x / sqrt 2)); for negative x, 1 + erf(u) is erfc(-u),
-// computed as such (no cancellation), so that the far tail keeps its relative accuracy.
-// At -inf -0 (PyTorch's).
+// gelu, the exact form, x/2 (1 + erf(x / sqrt 2)) = x/2 s, in one form for every x:
+// s = erfc(a) for x < 0 (no 1 + erf cancellation: the negative tail keeps its relative
+// accuracy) and 2 - erfc(a) for x > 0, a = |x| / sqrt 2. erfc(a) = exp(-a^2) Q(t),
+// t = 1 / (1 + 0.6 |x|/2), Q a degree-8 minimax fit over a in [0, 10.25] (relative error
+// 6e-8); a^2 = x^2/2 = -2 (nh + nl) split exactly, nl folded into exp's reduced argument
+// (exp of a^2 rounded would be off by a^2 ulps). x is clamped to [-14.5, 14.5] for erfc:
+// below -14.5 the result is under the smallest subnormal (-0, also at -inf), above 14.5
+// s is 2. The AVX-512 kernel (vec_math.cpp's gelu16) is this, instruction for instruction.
 EMBER_VF float gelu(float x) {
-  const float u = x * 0.7071067811865476f, a = std::fabs(u);
-  float e = erfc_large(a, exp_neg_sq(x, 0.5f));
-  e = a > 10.5f ? 0.0f : e;  // below the smallest float (and inf - inf is NaN)
-  const float s = a < kErfSmall ? 1.0f + u * erf_small_ratio(a) : (u > 0.0f ? 2.0f - e : e);
-  return x == -INFINITY ? -0.0f : 0.5f * x * s;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const float xm = x < -14.5f ? -14.5f : x;  // NaN: x
+  const float hx = 0.5f * xm;
+  const float he = hx > 7.25f ? 7.25f : hx;
+  const float nh = -(he * he);
+  const float nl = std::fma(-he, he, -nh);  // -he^2 - nh, exactly
+  // exp(2 (nh + nl)) = 2^n e^{2r}, |r| <= ln2 / 4
+  const float tn = nh * 2.88539008177792682f + kMagic;
+  const float n = tn - kMagic;
+  float r = nh - n * 0.3466796875f;
+  r = r - n * -1.06097220e-4f;
+  r = r + nl;
+  float p = 0.08855577558279037f;
+  p = p * r + 0.2679942548274994f;
+  p = p * r + 0.6666916012763977f;
+  p = p * r + 1.3333135843276978f;
+  p = p * r + 1.9999996423721313f;
+  p = p * r + 2.0f;
+  p = p * r + 1.0f;
+  // 2^n, n in [-152, 0], as two normal factors
+  const int32_t ni = int32_t(to_bits(tn) - to_bits(kMagic));
+  const int32_t half = ni >> 1;
+  const float ex = p * from_bits(uint32_t(half + 127) << 23) * from_bits(uint32_t(ni - half + 127) << 23);
+  const float t = 1.0f / (1.0f + 0.6f * std::fabs(he));
+  float q = 0.07681480795145035f;
+  q = q * t - 0.3386150300502777f;
+  q = q * t + 0.45790377259254456f;
+  q = q * t - 0.15367956459522247f;
+  q = q * t + 0.2855307161808014f;
+  q = q * t + 0.1891716569662094f;
+  q = q * t + 0.24389053881168365f;
+  q = q * t + 0.23896841704845428f;
+  q = q * t + 1.4743988685950171e-05f;
+  const float ec = ex * q;  // erfc(a)
+  return hx * (x > 0.0f ? 2.0f - ec : ec);
 }
 
 // gelu's tanh approximation, PyTorch's formula: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
