@@ -37,13 +37,17 @@ Reduced reduced(const char* op, const Tensor& t, const Dims& dims) {
 }
 
 // Float dtypes only; halves are computed in float32 (their sums overflow early).
-Tensor float_input(const char* op, const Tensor& t) {
+void check_float_input(const char* op, const Tensor& t) {
   if (!dtype_is_float(t.dtype()))
     throw_unsupported_dtype(
         op, t.dtype(), t.device(),
         std::string("it needs a float dtype; use t.to_dtype(ember.float32).") + op + "()");
   if (!t.device()->supports_dtype(t.dtype()))
     throw_unsupported_dtype(op, t.dtype(), t.device(), "this backend has no kernels for it");
+}
+
+Tensor float_input(const char* op, const Tensor& t) {
+  check_float_input(op, t);
   const bool half = t.dtype() == DType::F16 || t.dtype() == DType::BF16;
   return half ? to_dtype(t, DType::F32) : t;
 }
@@ -101,20 +105,24 @@ Tensor nan_result(const Reduced& r, const Tensor& t, bool keepdim) {
 
 Tensor var(const Tensor& t, const Dims& dims, double correction, bool keepdim) {
   Reduced r = reduced("var", t, dims);
-  Tensor x = float_input("var", t);
+  check_float_input("var", t);
   if (r.count == 0) return nan_result(r, t, keepdim);
   if (t.dtype() != DType::F64 && !autograd::wants_grad({&t}))
     if (auto v = var_one_pass("var", t, dims, correction, false, keepdim)) return *v;
+  // the composition's input: half types widened (after the one-pass kernel declined)
+  Tensor x = float_input("var", t);
   Spread v = spread(x, r, dims, correction, keepdim);
   return as_input_dtype(binary(BinaryOp::Mul, binary(BinaryOp::Mul, v.q, v.scale), v.scale), t);
 }
 
 Tensor std_dev(const Tensor& t, const Dims& dims, double correction, bool keepdim) {
   Reduced r = reduced("std", t, dims);
-  Tensor x = float_input("std", t);
+  check_float_input("std", t);
   if (r.count == 0) return nan_result(r, t, keepdim);
   if (t.dtype() != DType::F64 && !autograd::wants_grad({&t}))
     if (auto v = var_one_pass("std", t, dims, correction, true, keepdim)) return *v;
+  // the composition's input: half types widened (after the one-pass kernel declined)
+  Tensor x = float_input("std", t);
   Spread v = spread(x, r, dims, correction, keepdim);
   // The root is taken before a half input's rounding, not after.
   return as_input_dtype(binary(BinaryOp::Mul, unary(UnaryOp::Sqrt, v.q), v.scale), t);
