@@ -489,6 +489,27 @@ def test_metal_splits_a_long_reduction_over_threadgroups(op):
         assert after["threadgroups"] - before["threadgroups"] > 8
 
 
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_metal_var_and_std_take_one_pass(op, rng):
+    """var and std read their input once (one dispatch; a long row's split two: the
+    partials, then their merge), rows, columns and a long row, float32 and half types."""
+    d = ember.device("metal")
+    for shape, dim, dispatches in (((64, 300), 1, 1), ((300, 64), 0, 1), ((1 << 20,), 0, 2)):
+        x = (100 + rng.standard_normal(shape)).astype(np.float32)
+        for name in ("float32", "float16", "bfloat16"):
+            t = ember.tensor(x, device=d).to_dtype(getattr(ember, name))
+            exact = t.to_dtype(ember.float32).numpy().astype(np.float64)
+            before = d.queue_stats()
+            got = getattr(t, op)(dim)
+            after = d.queue_stats()
+            assert after["dispatches"] - before["dispatches"] == dispatches, (shape, name)
+            assert got.dtype == t.dtype
+            want = getattr(np, op)(exact, axis=dim, ddof=1)
+            rtol = {"float32": 2e-6, "float16": 1e-3, "bfloat16": 8e-3}[name]
+            np.testing.assert_allclose(got.to_dtype(ember.float32).numpy(), want, rtol=rtol)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 512, 513])
 def test_reductions_of_many_short_rows(device, n, rng):
     """Rows of every short length (a GPU gives each a group of lanes, not a block), a

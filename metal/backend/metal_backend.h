@@ -160,6 +160,9 @@ class MetalStorage : public BackendStorage {
   // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
   // A transposed copy in tiles (copy.h, TileKParams); false when the views are not one.
   bool copy_tiled(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const;
+  // var / std in one pass (kernels/reduce.metal's reduce_var) for float32 and half types.
+  bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
+                  BackendStorage& dst) const override;
   // The radix sort of nrows long rows (sort.h, RadixKParams).
   void sort_radix(const ::SortKParams& p, int64_t nrows, BackendStorage& values,
                   BackendStorage& indices) const;

@@ -24,27 +24,30 @@ constexpr int64_t kWantGroups = 256;
 // Elements a lane should reduce at least before a split is worth its partials.
 constexpr int64_t kMinPerLane = 64;
 
-}  // namespace
+// The layout, lane shape and split of a reduction of the trailing `reduced_dims` dims of
+// src by `kernel` (ReduceKParams); 0 outputs leave p.nout 0. Returns the threadgroups
+// of the first pass (groups * chunks) and the group's size.
+struct ReducePlanned {
+  ReduceKParams p{};
+  rt::Size3 grid{1, 1, 1}, lanes{1, 1, 1};
+};
 
-void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
-                          BackendStorage& dst) const {
-  const char* name = reduce_name(op);
+ReducePlanned plan(MetalDevice& metal, const char* name, const std::string& kernel,
+                   const Layout& src, int64_t reduced_dims) {
+  ReducePlanned out;
+  ReduceKParams& p = out.p;
   const size_t nk = size_t(src.ndim() - reduced_dims);
   const Shape& sh = src.shape();
   const Strides& st = src.strides();
   const Shape kept_shape(sh.begin(), sh.begin() + nk), red_shape(sh.begin() + nk, sh.end());
   const Layout kept(kept_shape, Strides(st.begin(), st.begin() + nk), src.offset());
   const Layout red(red_shape, Strides(st.begin() + nk, st.end()), 0);
-
-  ReduceKParams p{};
   p.nout = shape_numel(kept_shape);
   p.count = shape_numel(red_shape);
-  if (p.nout == 0) return;
+  if (p.nout == 0) return out;
   p.kept = kernel_layout(name, kept);
   p.red = kernel_layout(name, red);
-  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
-  const std::string kernel = std::string("reduce_") + name + suffix;
-  const uint32_t group = power_of_two_group(metal(), "reduce", kernel, EMBER_REDUCE_GROUP);
+  const uint32_t group = power_of_two_group(metal, "reduce", kernel, EMBER_REDUCE_GROUP);
   // core's plan (core/layout_plan.h): columns when the kept dims end in a dense run of
   // outputs that the reduced dims step over
   if (plan_reduce(src, reduced_dims).columns) {
@@ -68,17 +71,56 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
     p.per_chunk = (p.count + want - 1) / want;
     p.chunks = uint32_t((p.count + p.per_chunk - 1) / p.per_chunk);
   }
-  const rt::Size3 grid{uint32_t(groups * p.chunks), 1, 1}, lanes{group, 1, 1};
+  out.grid = rt::Size3{uint32_t(groups * p.chunks), 1, 1};
+  out.lanes = rt::Size3{group, 1, 1};
+  return out;
+}
+
+}  // namespace
+
+void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
+                          BackendStorage& dst) const {
+  const char* name = reduce_name(op);
+  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+  const std::string kernel = std::string("reduce_") + name + suffix;
+  const ReducePlanned r = plan(metal(), name, kernel, src, reduced_dims);
+  const ReduceKParams& p = r.p;
+  if (p.nout == 0) return;
   if (p.chunks == 1) {
-    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, grid, lanes);
+    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
     return;
   }
   const int64_t slots = p.nout * p.chunks * EMBER_REDUCE_PARTIAL_BYTES / 8;
   std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
   const MetalStorage& part = as_metal(*partials);
-  metal().dispatch("reduce", kernel, {this, &part}, p, grid, lanes);
+  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
   metal().dispatch_1d("reduce", std::string("reduce_") + name + "_finish" + suffix,
                       {&part, &as_metal(dst)}, p, p.nout);
+}
+
+bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
+                              bool root, BackendStorage& dst) const {
+  if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;
+  const char* name = root ? "std" : "var";
+  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+  const std::string kernel = "reduce_var" + suffix;
+  const ReducePlanned r = plan(metal(), name, kernel, src, reduced_dims);
+  VarKParams p{};
+  p.r = r.p;
+  p.correction = float(correction);
+  p.root = root ? 1 : 0;
+  if (p.r.nout == 0) return true;
+  if (p.r.chunks == 1) {
+    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
+    return true;
+  }
+  const int64_t slots = p.r.nout * p.r.chunks * EMBER_VAR_PARTIAL_BYTES / 8;
+  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
+  const MetalStorage& part = as_metal(*partials);
+  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
+  metal().dispatch_1d("reduce", "reduce_var_finish" + suffix, {&part, &as_metal(dst)}, p,
+                      p.r.nout);
+  return true;
 }
 
 }  // namespace ember::metal

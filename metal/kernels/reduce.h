@@ -33,6 +33,17 @@ struct ReduceKParams {
 // index), for the host's scratch buffer.
 #define EMBER_REDUCE_PARTIAL_BYTES 16
 
+// var / std in one pass (reduce_var): the reduction's layout and split as above, and what
+// the finish applies: divide by max(count - correction, 0), then the root when `root`.
+struct VarKParams {
+  ReduceKParams r;
+  float correction;
+  uint32_t root;
+};
+
+// Bytes of one partial of a split var (VarPartial: four floats and a binade).
+#define EMBER_VAR_PARTIAL_BYTES 24
+
 #if !defined(__METAL_VERSION__) && !defined(EMBER_MSL_SHIM)
 // Host side: lanes per output for `count` elements, about 16 elements a lane, so short
 // rows share a group of `group` lanes and long ones get all of it (reduce.cpp, softmax.cpp).

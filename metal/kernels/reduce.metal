@@ -153,6 +153,96 @@ struct SumPartial {
   S hi, lo;
 };
 
+// 2^k as a float, k in [-149, 127] (below -126 a subnormal, still exact).
+inline float pow2(int k) {
+  return k >= -126 ? as_type<float>(uint(k + 127) << 23) : as_type<float>(1u << uint(k + 149));
+}
+
+// The binade of |d|: its exponent, clamped to [-126, 127] (subnormals at the low end,
+// inf and NaN at the top).
+inline int binade(float d) {
+  const int e = int((as_type<uint>(d) >> 23) & 0xffu) - 127;
+  return min(max(e, -126), 127);
+}
+
+// hi + lo + x as hi + lo, lo gathering each addition's rounding error (two-sum).
+struct HiLo {
+  float hi, lo;
+};
+inline HiLo two_sum(HiLo a, float x) {
+  const float s = a.hi + x;
+  const float b = s - a.hi;
+  HiLo r;
+  r.lo = a.lo + ((a.hi - (s - b)) + (x - b));
+  r.hi = s;
+  return r;
+}
+
+// The moments of d = x - K (K the row's first element) for var / std in one pass, in
+// float32 without overflow or underflow: s1 = sum(d) 2^-e and s2 = sum(d^2) 2^-2e, each
+// compensated (hi + lo), e the largest binade of a d seen so far. A larger d rescales the
+// sums (by powers of two, exact; what underflows is below 2^-126 of the new largest term),
+// so each term d 2^-e is below 2 in magnitude and its square below 4.
+struct MomentsAcc {
+  HiLo s1, s2;
+  int e;
+  static MomentsAcc zero() { return of(0.0f, 0.0f, 0.0f, 0.0f, -126); }
+  static MomentsAcc of(float h1, float l1, float h2, float l2, int e) {
+    MomentsAcc a;
+    a.s1.hi = h1;
+    a.s1.lo = l1;
+    a.s2.hi = h2;
+    a.s2.lo = l2;
+    a.e = e;
+    return a;
+  }
+  void rescale(int to) {  // to >= e
+    const int k = e - to;
+    const float r = k >= -149 ? pow2(k) : 0.0f;
+    const float r2 = 2 * k >= -149 ? pow2(2 * k) : 0.0f;
+    s1.hi *= r;
+    s1.lo *= r;
+    s2.hi *= r2;
+    s2.lo *= r2;
+    e = to;
+  }
+  void add(float d) {
+    const int b = binade(d);
+    if (b > e) rescale(b);
+    const float y = d * pow2(-e);
+    s1 = two_sum(s1, y);
+    const float sq = y * y;
+    s2 = two_sum(s2, sq);
+    s2.lo += fma(y, y, -sq);
+  }
+  void merge(MomentsAcc o) {
+    if (o.e > e) rescale(o.e);
+    if (e > o.e) o.rescale(e);
+    s1 = two_sum(s1, o.s1.hi);
+    s1.lo += o.s1.lo;
+    s2 = two_sum(s2, o.s2.hi);
+    s2.lo += o.s2.lo;
+  }
+  // sum((d - mean)^2) / max(n - correction, 0), its root when `root`: s2 - s1^2 / n with
+  // the mean's rounding carried (m + ml), no cancellation beyond the data's own; an inf or
+  // NaN term leaves NaN (inf - inf), as numpy's.
+  float result(int64_t n, float correction, uint root) const {
+    const float nf = float(n);
+    const float m = (s1.hi + s1.lo) / nf;
+    const float ml = (fma(-m, nf, s1.hi) + s1.lo) / nf;
+    float t = fma(-m, s1.hi, s2.hi) - (m * s1.lo + ml * s1.hi) + s2.lo;
+    t = t / max(nf - correction, 0.0f);
+    t = t < 0.0f ? 0.0f : t;  // NaN stays
+    const float s = pow2(e);
+    return root != 0 ? sqrt(t) * s : t * s * s;
+  }
+};
+
+struct VarPartial {
+  float h1, l1, h2, l2;
+  int e, pad;
+};
+
 }  // namespace ember_k
 
 // S: the accumulator: float for float types, carried as hi + lo (compensated: each
@@ -251,6 +341,81 @@ kernel void reduce_extreme_finish(device const ember_k::Extreme<typename ember_k
   }
   ExtremeOut<kArg>::template put<T>(dst, row, best, index);
 }
+
+// var / std in one pass (MomentsAcc), as reduce_sum's shapes: lanes, tree, partials.
+template <typename T>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void reduce_var(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                       constant VarKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(float, h1s, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(float, l1s, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(float, h2s, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(float, l2s, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(int, es, EMBER_REDUCE_GROUP);
+  using namespace ember_k;
+  const uint tid = lid.x;
+  const Slot sl = slot_of(p.r, tid, tgid.x);
+  MomentsAcc acc = MomentsAcc::zero();
+  if (sl.row < p.r.nout) {
+    const int64_t base = offset_of(p.r.kept, sl.row);
+    const float k = Num<T>::load(src[base + offset_of(p.r.red, 0)]);
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.r.lanes)
+      acc.add(Num<T>::load(src[base + offset_of(p.r.red, i)]) - k);
+  }
+  h1s[tid] = acc.s1.hi;
+  l1s[tid] = acc.s1.lo;
+  h2s[tid] = acc.s2.hi;
+  l2s[tid] = acc.s2.lo;
+  es[tid] = acc.e;
+  for (uint s = p.r.lanes / 2; s > 0; s >>= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sl.lane < s) {
+      const uint o = tid + s * sl.step;
+      MomentsAcc mine = MomentsAcc::of(h1s[tid], l1s[tid], h2s[tid], l2s[tid], es[tid]);
+      mine.merge(MomentsAcc::of(h1s[o], l1s[o], h2s[o], l2s[o], es[o]));
+      h1s[tid] = mine.s1.hi;
+      l1s[tid] = mine.s1.lo;
+      h2s[tid] = mine.s2.hi;
+      l2s[tid] = mine.s2.lo;
+      es[tid] = mine.e;
+    }
+  }
+  if (sl.lane != 0 || sl.row >= p.r.nout) return;
+  const MomentsAcc total = MomentsAcc::of(h1s[tid], l1s[tid], h2s[tid], l2s[tid], es[tid]);
+  if (p.r.chunks > 1) {
+    device VarPartial* part = reinterpret_cast<device VarPartial*>(dst);
+    part[sl.part].h1 = total.s1.hi;
+    part[sl.part].l1 = total.s1.lo;
+    part[sl.part].h2 = total.s2.hi;
+    part[sl.part].l2 = total.s2.lo;
+    part[sl.part].e = total.e;
+  } else {
+    dst[sl.row] = Num<T>::store(total.result(p.r.count, p.correction, p.root));
+  }
+}
+
+// Merges each output's partials in chunk order, a thread per output.
+template <typename T>
+kernel void reduce_var_finish(device const ember_k::VarPartial* part [[buffer(0)]],
+                              device T* dst [[buffer(1)]], constant VarKParams& p [[buffer(2)]],
+                              EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  const int64_t row = int64_t(gid.x);
+  if (row >= p.r.nout) return;
+  MomentsAcc acc = MomentsAcc::zero();
+  for (uint c = 0; c < p.r.chunks; ++c) {
+    const VarPartial v = part[row * int64_t(p.r.chunks) + int64_t(c)];
+    acc.merge(MomentsAcc::of(v.h1, v.l1, v.h2, v.l2, v.e));
+  }
+  dst[row] = Num<T>::store(acc.result(p.r.count, p.correction, p.root));
+}
+
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f32, reduce_var<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f32, reduce_var_finish<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f16, reduce_var<half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f16, reduce_var_finish<half>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_bf16, reduce_var<bf16_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_bf16, reduce_var_finish<bf16_t>))
 
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, float>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_f32, reduce_sum_finish<float, float, float>))
