@@ -510,6 +510,36 @@ def test_metal_var_and_std_take_one_pass(op, rng):
             np.testing.assert_allclose(got.to_dtype(ember.float32).numpy(), want, rtol=rtol)
 
 
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("log", [False, True])
+def test_metal_softmax_over_an_outer_dim_takes_one_dispatch(log, rng):
+    """softmax over a dim that is not the last of a contiguous tensor (dim 0 of a
+    matrix, a middle dim, few or many columns) is one kernel, with NaN and -inf columns."""
+    d = ember.device("metal")
+    fn = ember.log_softmax if log else ember.softmax
+    for shape, dim in (((300, 64), 0), ((5000, 3), 0), ((3, 1000, 40), 1), ((2, 3, 4, 5), 2)):
+        x = (rng.standard_normal(shape) * 4).astype(np.float32)
+        flat = np.moveaxis(x, dim, -1).reshape(-1, shape[dim])  # a view: the columns
+        flat[0, 1] = np.nan
+        flat[1, :] = -np.inf
+        flat[2, 0] = -np.inf
+        for name in ("float32", "bfloat16"):
+            t = to_ember(x, name, d)
+            before = d.queue_stats()
+            got = fn(t, dim)
+            after = d.queue_stats()
+            assert after["dispatches"] - before["dispatches"] == 1, (shape, name)
+            assert got.dtype == t.dtype
+            exact = t.to_dtype(ember.float32).numpy().astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                want = (np_log_softmax if log else np_softmax)(exact, dim)
+            g = got.to_dtype(ember.float32).numpy().astype(np.float64)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+            ok = ~np.isnan(want)
+            tol = 1e-5 if name == "float32" else 1e-2
+            np.testing.assert_allclose(g[ok], want[ok], rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 512, 513])
 def test_reductions_of_many_short_rows(device, n, rng):
     """Rows of every short length (a GPU gives each a group of lanes, not a block), a

@@ -163,6 +163,10 @@ class MetalStorage : public BackendStorage {
   // var / std in one pass (kernels/reduce.metal's reduce_var) for float32 and half types.
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
+  // softmax / log_softmax over a dim of a contiguous src that is not its last
+  // (kernels/softmax.metal's columns), in one dispatch.
+  bool softmax_columns(const Layout& src, int64_t dim, bool log,
+                       BackendStorage& dst) const override;
   // The radix sort of nrows long rows (sort.h, RadixKParams).
   void sort_radix(const ::SortKParams& p, int64_t nrows, BackendStorage& values,
                   BackendStorage& indices) const;

@@ -1,5 +1,6 @@
 // softmax / log_softmax over the last dim (kernels/softmax.metal): the lanes of one row
-// share a threadgroup; short rows share a group with other rows.
+// share a threadgroup; short rows share a group with other rows. Over another dim of a
+// contiguous tensor (softmax_columns), neighbouring rows take neighbouring lanes.
 #include <string>
 
 #include "../kernels/softmax.h"
@@ -25,6 +26,35 @@ void MetalStorage::softmax(const Layout& src, bool log, BackendStorage& dst) con
   const int64_t groups = (p.nrows + p.rows_per_group - 1) / p.rows_per_group;
   metal().dispatch("softmax", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
                    rt::Size3{group, 1, 1});
+}
+
+bool MetalStorage::softmax_columns(const Layout& src, int64_t dim, bool log,
+                                   BackendStorage& dst) const {
+  const char* name = log ? "log_softmax" : "softmax";
+  SoftmaxKParams p{};
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= src.dim(d);
+  for (int64_t d = dim + 1; d < src.ndim(); ++d) inner *= src.dim(d);
+  p.n = src.dim(dim);
+  p.nrows = outer * inner;
+  if (p.nrows == 0 || p.n == 0) return true;
+  // the rows (columns of the [outer, n, inner] view) start at o * n * inner + i
+  p.rows = kernel_layout(name, Layout(Shape{outer, inner}, Strides{p.n * inner, 1}, src.offset()));
+  p.stride = inner;
+  p.src_offset = src.offset();
+  p.columns = 1;
+  const std::string kernel = std::string("softmax_") + name + "_" + dtype_suffix(dtype_);
+  const uint32_t group = power_of_two_group(metal(), "softmax", kernel, EMBER_REDUCE_GROUP);
+  // a SIMD group's width of neighbouring rows (fewer when there are fewer), the rest of
+  // the group's lanes down each row, as the column reductions (reduce.cpp)
+  uint32_t rows = 1;
+  while (rows < 32 && rows < group && int64_t(rows) < p.nrows) rows <<= 1;
+  p.rows_per_group = rows;
+  p.lanes = group / rows;
+  const int64_t groups = (p.nrows + rows - 1) / rows;
+  metal().dispatch("softmax", kernel, {this, &as_metal(dst)}, p, rt::Size3{uint32_t(groups), 1, 1},
+                   rt::Size3{group, 1, 1});
+  return true;
 }
 
 }  // namespace ember::metal

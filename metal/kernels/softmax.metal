@@ -12,9 +12,11 @@ kernel void softmax_rows(device const T* src [[buffer(0)]], device T* dst [[buff
   EMBER_THREADGROUP(float, sums, EMBER_REDUCE_GROUP);
   using namespace ember_k;
   const uint tid = lid.x;
-  const uint lane = tid % p.lanes;
-  const uint first = tid - lane;  // the row's lane 0
-  const int64_t row = int64_t(tgid.x) * p.rows_per_group + tid / p.lanes;
+  const bool cols = p.columns != 0;
+  const uint lane = cols ? tid / p.rows_per_group : tid % p.lanes;
+  const uint step = cols ? p.rows_per_group : 1u;  // between the row's neighbouring lanes
+  const uint first = tid - lane * step;            // the row's lane 0
+  const int64_t row = int64_t(tgid.x) * p.rows_per_group + (cols ? tid % p.rows_per_group : tid / p.lanes);
   const bool active = row < p.nrows;
   const int64_t base = active ? offset_of(p.rows, row) : 0;
 
@@ -26,7 +28,7 @@ kernel void softmax_rows(device const T* src [[buffer(0)]], device T* dst [[buff
   maxes[tid] = mx;
   for (uint s = p.lanes / 2; s > 0; s >>= 1) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane < s) maxes[tid] = fmax(maxes[tid], maxes[tid + s]);
+    if (lane < s) maxes[tid] = fmax(maxes[tid], maxes[tid + s * step]);
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
   mx = maxes[first];
@@ -39,22 +41,24 @@ kernel void softmax_rows(device const T* src [[buffer(0)]], device T* dst [[buff
   sums[tid] = sum;
   for (uint s = p.lanes / 2; s > 0; s >>= 1) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane < s) sums[tid] = sums[tid] + sums[tid + s];
+    if (lane < s) sums[tid] = sums[tid] + sums[tid + s * step];
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
   sum = sums[first];
 
   if (active) {
-    device T* out = dst + row * p.n;
+    // rows: dst's row r; columns: where src has the row, in dst's contiguous layout
+    device T* out = cols ? dst + (base - p.src_offset) : dst + row * p.n;
+    const int64_t out_step = cols ? p.stride : 1;
     if (kLog) {
       // (x - max) - log(sum), not x - (max + log(sum)): that would round away small terms
       const float log_sum = log(sum);
       for (int64_t i = lane; i < p.n; i += p.lanes)
-        out[i] = Num<T>::store((Num<T>::load(src[base + i * p.stride]) - mx) - log_sum);
+        out[i * out_step] = Num<T>::store((Num<T>::load(src[base + i * p.stride]) - mx) - log_sum);
     } else {
       const float inv = 1.0f / sum;
       for (int64_t i = lane; i < p.n; i += p.lanes)
-        out[i] = Num<T>::store(exp(Num<T>::load(src[base + i * p.stride]) - mx) * inv);
+        out[i * out_step] = Num<T>::store(exp(Num<T>::load(src[base + i * p.stride]) - mx) * inv);
     }
   }
 }
