@@ -511,6 +511,28 @@ def test_metal_var_and_std_take_one_pass(op, rng):
 
 
 @pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_norm_squares_and_sums_in_one_pass(rng):
+    """norm(p=2) of float32 is one pass of squares summed (a long row's split: the
+    partials and their merge), then the root: no squared copy of the input. (Half types
+    are widened first and rounded after the root, once.)"""
+    d = ember.device("metal")
+    for shape, dim, passes in (((64, 300), 1, 1), ((300, 64), 0, 1), ((1 << 20,), 0, 2)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        for name in ("float32", "float16", "bfloat16"):
+            t = ember.tensor(x, device=d).to_dtype(getattr(ember, name))
+            exact = t.to_dtype(ember.float32).numpy().astype(np.float64)
+            before = d.queue_stats()
+            got = t.norm(dim=dim)
+            after = d.queue_stats()
+            if name == "float32":
+                assert after["dispatches"] - before["dispatches"] == passes + 1, shape
+            assert got.dtype == t.dtype
+            rtol = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 8e-3}[name]
+            want = np.linalg.norm(exact, axis=dim)
+            np.testing.assert_allclose(got.to_dtype(ember.float32).numpy(), want, rtol=rtol)
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 @pytest.mark.parametrize("log", [False, True])
 def test_metal_softmax_over_an_outer_dim_takes_one_dispatch(log, rng):
     """softmax over a dim that is not the last of a contiguous tensor (dim 0 of a

@@ -160,6 +160,9 @@ class MetalStorage : public BackendStorage {
   // copy_to_peer stays the base's nullptr: instances never copy to each other (§2).
   // A transposed copy in tiles (copy.h, TileKParams); false when the views are not one.
   bool copy_tiled(const Layout& src, BackendStorage& dst, const Layout& dst_layout) const;
+  // norm(p=2)'s sum of squares in one pass (reduce_sum's kernel, squaring), float32.
+  bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                          BackendStorage& dst) const override;
   // var / std in one pass (kernels/reduce.metal's reduce_var) for float32 and half types.
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;

@@ -98,6 +98,28 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
                       {&part, &as_metal(dst)}, p, p.nout);
 }
 
+bool MetalStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
+                                      BackendStorage& dst) const {
+  // float32 only: core widens half inputs first, to take the root before their rounding
+  if (dtype_ != DType::F32) return false;
+  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+  const std::string kernel = "reduce_sumsq" + suffix;
+  const ReducePlanned r = plan(metal(), "norm", kernel, src, reduced_dims);
+  const ReduceKParams& p = r.p;
+  if (p.nout == 0) return true;
+  if (p.chunks == 1) {
+    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
+    return true;
+  }
+  const int64_t slots = p.nout * p.chunks * EMBER_REDUCE_PARTIAL_BYTES / 8;
+  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
+  const MetalStorage& part = as_metal(*partials);
+  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
+  // the partials are sums: the sum's merge
+  metal().dispatch_1d("reduce", "reduce_sum_finish" + suffix, {&part, &as_metal(dst)}, p, p.nout);
+  return true;
+}
+
 bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
                               bool root, BackendStorage& dst) const {
   if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;

@@ -18,6 +18,7 @@ struct SumAcc {
     return a;
   }
   void add(S x) { hi += x; }
+  void add_square(S x) { hi += x * x; }
   void merge(SumAcc o) { hi += o.hi; }
   S total() const { return hi; }
 };
@@ -43,6 +44,12 @@ struct SumAcc<float> {
   void merge(SumAcc o) {
     add(o.hi);
     lo += o.lo;
+  }
+  // x * x, the product's rounding error kept too (norm's sum of squares)
+  void add_square(float x) {
+    const float sq = x * x;
+    add(sq);
+    lo += fma(x, x, -sq);
   }
   // Once hi is inf or NaN it stays so, and lo is NaN (inf - inf): hi is the answer.
   float total() const { return isinf(hi) || isnan(hi) ? hi : hi + lo; }
@@ -249,7 +256,8 @@ struct VarPartial {
 // addition's rounding error is recovered exactly and kept in lo), so float sums come out
 // as if summed in double, like the CPU's; ulong for integers (wrap-around, as the CPU's
 // int64 sum). O: the output type (T for floats, int64_t for integers).
-template <typename T, typename S, typename O>
+// kSquares: the sum of squares (floats only), norm(p=2)'s one pass.
+template <typename T, typename S, typename O, bool kSquares = false>
 [[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
 kernel void reduce_sum(device const T* src [[buffer(0)]], device O* dst [[buffer(1)]],
                        constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
@@ -261,8 +269,13 @@ kernel void reduce_sum(device const T* src [[buffer(0)]], device O* dst [[buffer
   SumAcc<S> acc = SumAcc<S>::zero();
   if (sl.row < p.nout) {
     const int64_t base = offset_of(p.kept, sl.row);
-    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes)
-      acc.add(S(Num<T>::load(src[base + offset_of(p.red, i)])));
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes) {
+      const S v = S(Num<T>::load(src[base + offset_of(p.red, i)]));
+      if (kSquares)
+        acc.add_square(v);
+      else
+        acc.add(v);
+    }
   }
   his[tid] = acc.hi;
   los[tid] = acc.lo;
@@ -416,6 +429,8 @@ EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f16, reduce_var<half>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f16, reduce_var_finish<half>))
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_bf16, reduce_var<bf16_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_bf16, reduce_var_finish<bf16_t>))
+
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sumsq_f32, reduce_sum<float, float, float, true>))
 
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sum_f32, reduce_sum<float, float, float>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_sum_finish_f32, reduce_sum_finish<float, float, float>))
