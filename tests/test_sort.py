@@ -258,3 +258,26 @@ def test_named_pairs_pickle():
     np.testing.assert_array_equal(r.values.numpy(), [[1.0, 2.0, 3.0]])
     m = pickle.loads(pickle.dumps(t.max(dim=1)))
     assert type(m) is ember.return_types.max and m.indices.tolist() == [0]
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("largest", [True, False])
+def test_metal_topk_selects_without_sorting_rows(largest):
+    """topk of many rows runs a threadgroup per row that selects the k (radix selection,
+    then a sort of the k alone), not a sort of every row: the dispatches' threadgroups
+    are about the rows, not the elements. Ties keep their order, NaN is the largest."""
+    d = ember.device("metal")
+    rng = np.random.default_rng(5)
+    x = np.round(rng.standard_normal((64, 5000)) * 3).astype(np.float32)  # many ties
+    x[3, 17] = np.nan
+    x[4, :] = -np.inf
+    t = ember.tensor(x, device=d)
+    before = d.queue_stats()
+    r = t.topk(10, largest=largest)
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 3  # select, values, indices
+    assert after["threadgroups"] - before["threadgroups"] < 64 + 64  # a sort: 5000 per row
+    keys = np.where(np.isnan(x), np.inf, x)  # NaN past every number (x has no +inf)
+    order = np.argsort(-keys if largest else keys, axis=1, kind="stable")
+    np.testing.assert_array_equal(r.indices.numpy(), order[:, :10])
+    np.testing.assert_array_equal(r.values.numpy(), np.take_along_axis(x, order[:, :10], 1))

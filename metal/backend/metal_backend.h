@@ -170,6 +170,10 @@ class MetalStorage : public BackendStorage {
   // (kernels/softmax.metal's columns), in one dispatch.
   bool softmax_columns(const Layout& src, int64_t dim, bool log,
                        BackendStorage& dst) const override;
+  // topk by selection, a threadgroup per row (sort.h, TopkKParams); false for k past
+  // EMBER_TOPK_MAX and for a few rows of millions (core sorts those).
+  bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+            BackendStorage& indices) const override;
   // The radix sort of nrows long rows (sort.h, RadixKParams).
   void sort_radix(const ::SortKParams& p, int64_t nrows, BackendStorage& values,
                   BackendStorage& indices) const;

@@ -2,7 +2,8 @@
 // in a work buffer, then one lane per element takes the values, and one writes the int64
 // indices. Few long rows instead take a radix sort over the whole GPU, a row at a time
 // (sort.h, RadixKParams): 4-bit LSD passes whose counts, scan and moves run on thousands
-// of lanes.
+// of lanes. topk (k up to EMBER_TOPK_MAX) selects without sorting rows: a threadgroup per
+// row (sort.h, TopkKParams).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -19,6 +20,8 @@ namespace {
 // others a lane per row.
 constexpr int64_t kRadixRows = 16;
 constexpr int64_t kRadixMin = int64_t(1) << 14;
+// topk of at most kRadixRows rows this long sorts them (the radix sort's many threadgroups).
+constexpr int64_t kTopkSortMin = int64_t(1) << 20;
 
 // The key bits of a dtype's RadixKey (sort.metal).
 uint32_t radix_bits(DType d) {
@@ -99,6 +102,43 @@ void MetalStorage::sort(const Layout& src, bool descending, BackendStorage& valu
                      src.numel());
   launch_elementwise(metal(), "sort", "sort_positions_i64", {&w, &as_metal(indices)}, p,
                      src.numel());
+}
+
+bool MetalStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+                        BackendStorage& indices) const {
+  const int64_t nd = src.ndim();
+  TopkKParams p{};
+  p.n = src.dim(nd - 1);
+  p.k = k;
+  const int64_t nrows = p.n == 0 ? 0 : src.numel() / p.n;
+  // (tgid.x and the positions are 32 bits wide)
+  if (k > EMBER_TOPK_MAX || p.n > int64_t(std::numeric_limits<uint32_t>::max()) ||
+      nrows > int64_t(std::numeric_limits<uint32_t>::max()))
+    return false;
+  // A few rows of millions: one threadgroup per row would leave the GPU idle; the radix
+  // sort spreads each row over many (sort above), and core keeps its first k.
+  if (nrows <= kRadixRows && p.n >= kTopkSortMin) return false;
+  if (nrows == 0 || k == 0) return true;
+  const Shape lead(src.shape().begin(), src.shape().end() - 1);
+  const Strides lead_strides(src.strides().begin(), src.strides().end() - 1);
+  p.rows = kernel_layout("topk", Layout(lead, lead_strides, src.offset()));
+  p.stride = src.strides().back();
+  p.largest = largest ? 1 : 0;
+  p.kpad = 1;
+  while (int64_t(p.kpad) < k) p.kpad <<= 1;
+  const std::string kernel = std::string("topk_rows_") + dtype_suffix(dtype_);
+  const uint32_t group = power_of_two_group(metal(), "sort", kernel, EMBER_TOPK_GROUP);
+  // positions in the first k of each row's 2k (sort_positions' layout)
+  std::unique_ptr<BackendStorage> work = metal().alloc_uninit(2 * nrows * k, DType::U32);
+  const MetalStorage& w = as_metal(*work);
+  metal().dispatch("sort", kernel, {this, &w}, p, rt::Size3{uint32_t(nrows), 1, 1},
+                   rt::Size3{group, 1, 1});
+  launch_elementwise(metal(), "sort", std::string("topk_take_") + dtype_suffix(dtype_),
+                     {this, &w, &as_metal(values)}, p, nrows * k);
+  SortKParams sp{};
+  sp.n = k;
+  launch_elementwise(metal(), "sort", "sort_positions_i64", {&w, &as_metal(indices)}, sp, nrows * k);
+  return true;
 }
 
 }  // namespace ember::metal

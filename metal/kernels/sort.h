@@ -33,3 +33,22 @@ struct RadixKParams {
   uint32_t shift;      // the digit's lowest bit
   uint32_t descending;
 };
+
+// topk by selection, one threadgroup of up to EMBER_TOPK_GROUP lanes per row: the k-th
+// key by radix selection (EMBER_RADIX_BITS a pass from the top, the lanes' digit counts
+// summed in threadgroup memory), the rows's elements past it and the first of its ties by
+// position gathered in order, then a bitonic sort of those kpad (k rounded up to a power
+// of two, at most EMBER_TOPK_MAX) in threadgroup memory. The positions go into the first
+// k of each 2k-block of the uint work buffer; topk_take then writes the values
+// [nrows, k] and sort_positions the int64 indices.
+#define EMBER_TOPK_GROUP 256
+#define EMBER_TOPK_MAX 512
+struct TopkKParams {
+  StridedLayout rows;  // the leading dims of src, with src's offset
+  int64_t n;
+  int64_t stride;
+  int64_t k;
+  int64_t start, count;  // topk_take: the values of this launch
+  uint32_t kpad;
+  uint32_t largest;
+};

@@ -227,3 +227,170 @@ EMBER_IF_I64(EMBER_KERNEL(sort_radix_count_b64, sort_radix_count<ulong>))
 EMBER_IF_I64(EMBER_KERNEL(sort_radix_scatter_b64, sort_radix_scatter<ulong>))
 EMBER_IF_I64(EMBER_KERNEL(sort_radix_index_i64_k32, sort_radix_index<uint>))
 EMBER_IF_I64(EMBER_KERNEL(sort_radix_index_i64_b64, sort_radix_index<ulong>))
+
+// ---- topk by selection (sort.h, TopkKParams)
+
+namespace ember_k {
+
+// The rank key of a value: larger goes first. The sort's key (NaN past every number), or
+// its complement for the smallest k, within the key's bits.
+template <typename T>
+inline typename RadixKey<T>::K rank_key(T v, bool largest) {
+  typedef typename RadixKey<T>::K K;
+  const K key = RadixKey<T>::of(v);
+  const uint bits = RadixKey<T>::kBits;
+  const K all = bits == 8 * sizeof(K) ? ~K(0) : ((K(1) << bits) - K(1));
+  return largest ? key : (~key & all);
+}
+
+// a goes before b: the larger rank key, then the lower position
+template <typename K>
+inline bool topk_before(K ka, uint pa, K kb, uint pb) {
+  return ka > kb || (ka == kb && pa < pb);
+}
+
+}  // namespace ember_k
+
+template <typename T>
+[[max_total_threads_per_threadgroup(EMBER_TOPK_GROUP)]]
+kernel void topk_rows(device const T* src [[buffer(0)]], device uint* work [[buffer(1)]],
+                      constant TopkKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  typedef typename RadixKey<T>::K K;
+  EMBER_THREADGROUP(uint, counts, EMBER_RADIX_DIGITS * EMBER_TOPK_GROUP);
+  EMBER_THREADGROUP(K, keys, EMBER_TOPK_MAX);
+  EMBER_THREADGROUP(uint, pos, EMBER_TOPK_MAX);
+  EMBER_THREADGROUP(K, state_key, 1);
+  EMBER_THREADGROUP(K, state_mask, 1);
+  EMBER_THREADGROUP(int64_t, state_need, 1);
+  const uint lane = lid.x, lanes = tgsize.x;
+  const int64_t row = int64_t(tgid.x), n = p.n;
+  const int64_t base = offset_of(p.rows, row);
+  const bool largest = p.largest != 0;
+
+  // 1. The k-th rank key T, a digit at a time from the top: the prefix so far, the mask
+  // of its bits, and how many of the keys with that prefix are still to take.
+  if (lane == 0) {
+    state_key[0] = K(0);
+    state_mask[0] = K(0);
+    state_need[0] = p.k;
+  }
+  for (int shift = int(RadixKey<T>::kBits) - EMBER_RADIX_BITS; shift >= 0; shift -= EMBER_RADIX_BITS) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    const K prefix = state_key[0], mask = state_mask[0];
+    uint c[EMBER_RADIX_DIGITS];
+    for (uint d = 0; d < EMBER_RADIX_DIGITS; ++d) c[d] = 0;
+    for (int64_t i = lane; i < n; i += lanes) {
+      const K r = rank_key(src[base + i * p.stride], largest);
+      if ((r & mask) == prefix) c[uint(r >> uint(shift)) & (EMBER_RADIX_DIGITS - 1)] += 1;
+    }
+    for (uint d = 0; d < EMBER_RADIX_DIGITS; ++d) counts[d * lanes + lane] = c[d];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lane < EMBER_RADIX_DIGITS) {  // lane d sums digit d over the lanes
+      uint total = 0;
+      for (uint l = 0; l < lanes; ++l) total += counts[lane * lanes + l];
+      counts[lane * lanes] = total;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lane == 0) {  // the digit where the need runs out, from the largest
+      int64_t need = state_need[0];
+      uint d = EMBER_RADIX_DIGITS - 1;
+      for (;; --d) {
+        const int64_t here = int64_t(counts[d * lanes]);
+        if (here >= need || d == 0) break;
+        need -= here;
+      }
+      state_key[0] = prefix | (K(d) << uint(shift));
+      state_mask[0] = mask | (K(EMBER_RADIX_DIGITS - 1) << uint(shift));
+      state_need[0] = need;
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const K kth = state_key[0];
+  const int64_t ties = state_need[0];  // keys equal to kth to take, the first by position
+
+  // 2. Each lane's run of the row: its keys past kth and its ties, counted, then their
+  // places (lane 0 scans the counts), then written in the row's order.
+  const int64_t run = (n + int64_t(lanes) - 1) / int64_t(lanes);
+  const int64_t lo = min(n, int64_t(lane) * run), hi = min(n, lo + run);
+  uint above = 0, equal = 0;
+  for (int64_t i = lo; i < hi; ++i) {
+    const K r = rank_key(src[base + i * p.stride], largest);
+    above += r > kth ? 1u : 0u;
+    equal += r == kth ? 1u : 0u;
+  }
+  counts[lane] = above;
+  counts[lanes + lane] = equal;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (lane == 0) {
+    uint a = 0, e = 0;
+    for (uint l = 0; l < lanes; ++l) {
+      const uint ca = counts[l], ce = counts[lanes + l];
+      counts[l] = a;
+      counts[lanes + l] = e;
+      a += ca;
+      e += ce;
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  uint at_above = counts[lane];
+  int64_t at_tie = int64_t(counts[lanes + lane]);
+  const int64_t first_tie = p.k - ties;  // the ties' places follow the keys past kth
+  for (int64_t i = lo; i < hi; ++i) {
+    const K r = rank_key(src[base + i * p.stride], largest);
+    if (r > kth) {
+      keys[at_above] = r;
+      pos[at_above] = uint(i);
+      ++at_above;
+    } else if (r == kth) {
+      if (at_tie < ties) {
+        keys[first_tie + at_tie] = r;
+        pos[first_tie + at_tie] = uint(i);
+      }
+      ++at_tie;
+    }
+  }
+  for (uint j = uint(p.k) + lane; j < p.kpad; j += lanes) {  // padding sorts last
+    keys[j] = K(0);
+    pos[j] = 0xffffffffu;
+  }
+
+  // 3. Bitonic sort of the kpad entries: the larger key first, then the lower position.
+  for (uint size = 2; size <= p.kpad; size <<= 1) {
+    for (uint half_ = size >> 1; half_ > 0; half_ >>= 1) {
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      for (uint t = lane; t < p.kpad / 2; t += lanes) {
+        const uint i = 2 * half_ * (t / half_) + t % half_, j = i + half_;
+        const bool first_up = (i & size) == 0;  // this block runs in the sort's order
+        const bool swap = first_up ? topk_before(keys[j], pos[j], keys[i], pos[i])
+                                   : topk_before(keys[i], pos[i], keys[j], pos[j]);
+        if (swap) {
+          const K tk = keys[i];
+          keys[i] = keys[j];
+          keys[j] = tk;
+          const uint tp = pos[i];
+          pos[i] = pos[j];
+          pos[j] = tp;
+        }
+      }
+    }
+  }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (int64_t j = lane; j < p.k; j += lanes) work[row * 2 * p.k + j] = pos[j];
+}
+
+// values[i] of [nrows, k]: src at the position topk_rows chose.
+template <typename T>
+kernel void topk_take(device const T* src [[buffer(0)]], device const uint* work [[buffer(1)]],
+                      device T* values [[buffer(2)]], constant TopkKParams& p [[buffer(3)]],
+                      EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  if (int64_t(gid.x) >= p.count) return;
+  const int64_t i = p.start + int64_t(gid.x), row = i / p.k, j = i % p.k;
+  values[i] = src[offset_of(p.rows, row) + int64_t(work[row * 2 * p.k + j]) * p.stride];
+}
+
+#define EMBER_TOPK_KERNELS(name, suffix, T, unused)          \
+  EMBER_KERNEL_GROUPED(topk_rows_##suffix, topk_rows<T>) \
+  EMBER_KERNEL(topk_take_##suffix, topk_take<T>)
+EMBER_FOR_ALL_TYPES(EMBER_TOPK_KERNELS, topk, 0)
