@@ -511,6 +511,28 @@ def test_metal_var_and_std_take_one_pass(op, rng):
 
 
 @pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_prod_takes_one_pass(rng):
+    """prod of float32 and int64 (wrapping) is one pass (a long row's split two), not
+    log2(n) passes of pairwise products."""
+    d = ember.device("metal")
+    for shape, dim, passes in (((64, 300), 1, 1), ((300, 64), 0, 1), ((1 << 18,), 0, 2)):
+        x = (1 + 0.001 * rng.standard_normal(shape)).astype(np.float32)
+        i = rng.integers(-3, 4, shape)
+        for a in (x, i):
+            t = ember.tensor(a, device=d)
+            before = d.queue_stats()
+            got = t.prod(dim)
+            after = d.queue_stats()
+            assert after["dispatches"] - before["dispatches"] == passes, (shape, a.dtype)
+            with np.errstate(over="ignore"):
+                want = np.prod(a.astype(np.float64) if a is x else a, axis=dim)
+            if a is x:
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-4)  # float32 products
+            else:
+                np.testing.assert_array_equal(got.numpy(), want)  # int64, wrapping
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 def test_metal_norm_squares_and_sums_in_one_pass(rng):
     """norm(p=2) of float32 is one pass of squares summed (a long row's split: the
     partials and their merge), then the root: no squared copy of the input. (Half types

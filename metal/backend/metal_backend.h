@@ -163,6 +163,8 @@ class MetalStorage : public BackendStorage {
   // norm(p=2)'s sum of squares in one pass (reduce_sum's kernel, squaring), float32.
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
+  // prod in one pass (kernels/reduce.metal's reduce_prod): float32, int64 (wrapping).
+  bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const override;
   // var / std in one pass (kernels/reduce.metal's reduce_var) for float32 and half types.
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;

@@ -120,6 +120,24 @@ bool MetalStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
   return true;
 }
 
+bool MetalStorage::reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const {
+  if (dtype_ != DType::F32 && dtype_ != DType::I64) return false;
+  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
+  const std::string kernel = "reduce_prod" + suffix;
+  const ReducePlanned r = plan(metal(), "prod", kernel, src, reduced_dims);
+  const ReduceKParams& p = r.p;
+  if (p.nout == 0) return true;
+  if (p.chunks == 1) {
+    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
+    return true;
+  }
+  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(p.nout * p.chunks, dtype_);
+  const MetalStorage& part = as_metal(*partials);
+  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
+  metal().dispatch_1d("reduce", "reduce_prod_finish" + suffix, {&part, &as_metal(dst)}, p, p.nout);
+  return true;
+}
+
 bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
                               bool root, BackendStorage& dst) const {
   if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;

@@ -355,6 +355,49 @@ kernel void reduce_extreme_finish(device const ember_k::Extreme<typename ember_k
   ExtremeOut<kArg>::template put<T>(dst, row, best, index);
 }
 
+// The product (float32 in float, int64 wrapping), as reduce_sum's shapes: lanes, tree,
+// partials (a T each, merged in chunk order).
+template <typename T>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void reduce_prod(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                        constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(T, prods, EMBER_REDUCE_GROUP);
+  using namespace ember_k;
+  const uint tid = lid.x;
+  const Slot sl = slot_of(p, tid, tgid.x);
+  T acc = T(1);
+  if (sl.row < p.nout) {
+    const int64_t base = offset_of(p.kept, sl.row);
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes)
+      acc = acc * src[base + offset_of(p.red, i)];
+  }
+  prods[tid] = acc;
+  for (uint s = p.lanes / 2; s > 0; s >>= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sl.lane < s) prods[tid] = prods[tid] * prods[tid + s * sl.step];
+  }
+  if (sl.lane != 0 || sl.row >= p.nout) return;
+  if (p.chunks > 1)
+    reinterpret_cast<device T*>(dst)[sl.part] = prods[tid];  // scratch: the partials
+  else
+    dst[sl.row] = prods[tid];
+}
+
+template <typename T>
+kernel void reduce_prod_finish(device const T* part [[buffer(0)]], device T* dst [[buffer(1)]],
+                               constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  const int64_t row = int64_t(gid.x);
+  if (row >= p.nout) return;
+  T acc = T(1);
+  for (uint c = 0; c < p.chunks; ++c) acc = acc * part[row * int64_t(p.chunks) + int64_t(c)];
+  dst[row] = acc;
+}
+
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_prod_f32, reduce_prod<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_prod_finish_f32, reduce_prod_finish<float>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_prod_i64, reduce_prod<int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(reduce_prod_finish_i64, reduce_prod_finish<int64_t>))
+
 // var / std in one pass (MomentsAcc), as reduce_sum's shapes: lanes, tree, partials.
 template <typename T>
 [[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
