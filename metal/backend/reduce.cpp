@@ -76,6 +76,26 @@ ReducePlanned plan(MetalDevice& metal, const char* name, const std::string& kern
   return out;
 }
 
+// Runs a planned reduction: `kernel` straight into dst, or, split, into partials of
+// `partial_bytes` each that `finish` merges into dst. P is ReduceKParams or a struct
+// that starts with one (the kernels' parameters).
+template <typename P>
+void run(MetalDevice& metal, const MetalStorage& src, const ReducePlanned& r, const P& params,
+         const std::string& kernel, const std::string& finish, int64_t partial_bytes,
+         BackendStorage& dst) {
+  const ReduceKParams& p = r.p;
+  if (p.nout == 0) return;
+  if (p.chunks == 1) {
+    metal.dispatch("reduce", kernel, {&src, &as_metal(dst)}, params, r.grid, r.lanes);
+    return;
+  }
+  const int64_t words = (p.nout * p.chunks * partial_bytes + 7) / 8;
+  std::unique_ptr<BackendStorage> partials = metal.alloc_uninit(words, DType::I64);
+  const MetalStorage& part = as_metal(*partials);
+  metal.dispatch("reduce", kernel, {&src, &part}, params, r.grid, r.lanes);
+  metal.dispatch_1d("reduce", finish, {&part, &as_metal(dst)}, params, p.nout);
+}
+
 }  // namespace
 
 void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
@@ -84,82 +104,42 @@ void MetalStorage::reduce(ReduceOp op, const Layout& src, int64_t reduced_dims,
   const std::string suffix = std::string("_") + dtype_suffix(dtype_);
   const std::string kernel = std::string("reduce_") + name + suffix;
   const ReducePlanned r = plan(metal(), name, kernel, src, reduced_dims);
-  const ReduceKParams& p = r.p;
-  if (p.nout == 0) return;
-  if (p.chunks == 1) {
-    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
-    return;
-  }
-  const int64_t slots = p.nout * p.chunks * EMBER_REDUCE_PARTIAL_BYTES / 8;
-  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
-  const MetalStorage& part = as_metal(*partials);
-  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
-  metal().dispatch_1d("reduce", std::string("reduce_") + name + "_finish" + suffix,
-                      {&part, &as_metal(dst)}, p, p.nout);
+  run(metal(), *this, r, r.p, kernel, std::string("reduce_") + name + "_finish" + suffix,
+      EMBER_REDUCE_PARTIAL_BYTES, dst);
 }
 
 bool MetalStorage::reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                                       BackendStorage& dst) const {
   // float32 only: core widens half inputs first, to take the root before their rounding
   if (dtype_ != DType::F32) return false;
-  const std::string suffix = std::string("_") + dtype_suffix(dtype_);
-  const std::string kernel = "reduce_sumsq" + suffix;
-  const ReducePlanned r = plan(metal(), "norm", kernel, src, reduced_dims);
-  const ReduceKParams& p = r.p;
-  if (p.nout == 0) return true;
-  if (p.chunks == 1) {
-    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
-    return true;
-  }
-  const int64_t slots = p.nout * p.chunks * EMBER_REDUCE_PARTIAL_BYTES / 8;
-  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
-  const MetalStorage& part = as_metal(*partials);
-  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
+  const ReducePlanned r = plan(metal(), "norm", "reduce_sumsq_f32", src, reduced_dims);
   // the partials are sums: the sum's merge
-  metal().dispatch_1d("reduce", "reduce_sum_finish" + suffix, {&part, &as_metal(dst)}, p, p.nout);
+  run(metal(), *this, r, r.p, "reduce_sumsq_f32", "reduce_sum_finish_f32",
+      EMBER_REDUCE_PARTIAL_BYTES, dst);
   return true;
 }
 
 bool MetalStorage::reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const {
   if (dtype_ != DType::F32 && dtype_ != DType::I64) return false;
   const std::string suffix = std::string("_") + dtype_suffix(dtype_);
-  const std::string kernel = "reduce_prod" + suffix;
-  const ReducePlanned r = plan(metal(), "prod", kernel, src, reduced_dims);
-  const ReduceKParams& p = r.p;
-  if (p.nout == 0) return true;
-  if (p.chunks == 1) {
-    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
-    return true;
-  }
-  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(p.nout * p.chunks, dtype_);
-  const MetalStorage& part = as_metal(*partials);
-  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
-  metal().dispatch_1d("reduce", "reduce_prod_finish" + suffix, {&part, &as_metal(dst)}, p, p.nout);
+  const ReducePlanned r = plan(metal(), "prod", "reduce_prod" + suffix, src, reduced_dims);
+  run(metal(), *this, r, r.p, "reduce_prod" + suffix, "reduce_prod_finish" + suffix,
+      int64_t(dtype_size(dtype_)), dst);
   return true;
 }
 
 bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
                               bool root, BackendStorage& dst) const {
   if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;
-  const char* name = root ? "std" : "var";
   const std::string suffix = std::string("_") + dtype_suffix(dtype_);
-  const std::string kernel = "reduce_var" + suffix;
-  const ReducePlanned r = plan(metal(), name, kernel, src, reduced_dims);
+  const ReducePlanned r = plan(metal(), root ? "std" : "var", "reduce_var" + suffix, src,
+                               reduced_dims);
   VarKParams p{};
   p.r = r.p;
   p.correction = float(correction);
   p.root = root ? 1 : 0;
-  if (p.r.nout == 0) return true;
-  if (p.r.chunks == 1) {
-    metal().dispatch("reduce", kernel, {this, &as_metal(dst)}, p, r.grid, r.lanes);
-    return true;
-  }
-  const int64_t slots = p.r.nout * p.r.chunks * EMBER_VAR_PARTIAL_BYTES / 8;
-  std::unique_ptr<BackendStorage> partials = metal().alloc_uninit(slots, DType::I64);
-  const MetalStorage& part = as_metal(*partials);
-  metal().dispatch("reduce", kernel, {this, &part}, p, r.grid, r.lanes);
-  metal().dispatch_1d("reduce", "reduce_var_finish" + suffix, {&part, &as_metal(dst)}, p,
-                      p.r.nout);
+  run(metal(), *this, r, p, "reduce_var" + suffix, "reduce_var_finish" + suffix,
+      EMBER_VAR_PARTIAL_BYTES, dst);
   return true;
 }
 
