@@ -533,6 +533,27 @@ def test_metal_prod_takes_one_pass(rng):
 
 
 @pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_logsumexp_takes_one_pass(rng):
+    """logsumexp of float32 is one pass (a running max and a rescaled sum; a long row's
+    split two), not max, subtract, exp, sum and log; NaN, inf and -inf rows as PyTorch's."""
+    d = ember.device("metal")
+    for shape, dim, passes in (((64, 300), 1, 1), ((300, 64), 0, 1), ((1 << 18,), 0, 2)):
+        x = (rng.standard_normal(shape) * 10).astype(np.float32)
+        t = ember.tensor(x, device=d)
+        before = d.queue_stats()
+        got = t.logsumexp(dim)
+        after = d.queue_stats()
+        assert after["dispatches"] - before["dispatches"] == passes, shape
+        x64 = x.astype(np.float64)
+        m = x64.max(axis=dim, keepdims=True)
+        want = (m + np.log(np.exp(x64 - m).sum(axis=dim, keepdims=True))).squeeze(dim)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    rows = np.array([[1, np.nan, 2], [-np.inf] * 3, [1, np.inf, 2], [-np.inf, 0, -np.inf]], np.float32)
+    got = ember.tensor(rows, device=d).logsumexp(1).numpy()
+    np.testing.assert_array_equal(got, np.array([np.nan, -np.inf, np.inf, 0.0], np.float32))
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 def test_metal_norm_squares_and_sums_in_one_pass(rng):
     """norm(p=2) of float32 is one pass of squares summed (a long row's split: the
     partials and their merge), then the root: no squared copy of the input. (Half types

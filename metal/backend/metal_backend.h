@@ -165,6 +165,9 @@ class MetalStorage : public BackendStorage {
                           BackendStorage& dst) const override;
   // prod in one pass (kernels/reduce.metal's reduce_prod): float32, int64 (wrapping).
   bool reduce_prod(const Layout& src, int64_t reduced_dims, BackendStorage& dst) const override;
+  // logsumexp of float32 in one pass (kernels/reduce.metal's reduce_lse).
+  bool reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                        BackendStorage& dst) const override;
   // var / std in one pass (kernels/reduce.metal's reduce_var) for float32 and half types.
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;

@@ -128,6 +128,15 @@ bool MetalStorage::reduce_prod(const Layout& src, int64_t reduced_dims, BackendS
   return true;
 }
 
+bool MetalStorage::reduce_logsumexp(const Layout& src, int64_t reduced_dims,
+                                    BackendStorage& dst) const {
+  if (dtype_ != DType::F32) return false;
+  const ReducePlanned r = plan(metal(), "logsumexp", "reduce_lse_f32", src, reduced_dims);
+  run(metal(), *this, r, r.p, "reduce_lse_f32", "reduce_lse_finish_f32",
+      EMBER_REDUCE_PARTIAL_BYTES, dst);
+  return true;
+}
+
 bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double correction,
                               bool root, BackendStorage& dst) const {
   if (dtype_ != DType::F32 && dtype_ != DType::F16 && dtype_ != DType::BF16) return false;

@@ -250,6 +250,64 @@ struct VarPartial {
   int e, pad;
 };
 
+// logsumexp's running max m and s = sum exp(x - m) (compensated), s rescaled by
+// exp(m_old - m) when the max rises: core/logsumexp.h's LseState in float32, which is
+// all Metal has. A NaN gives NaN, a +inf max +inf, all -inf (or nothing) -inf; -inf
+// values add nothing.
+struct LseAcc {
+  float m;
+  HiLo s;
+  uint nan;
+  static LseAcc of(float m, float hi, float lo, uint nan) {
+    LseAcc a;
+    a.m = m;
+    a.s.hi = hi;
+    a.s.lo = lo;
+    a.nan = nan;
+    return a;
+  }
+  static LseAcc zero() { return of(-INFINITY, 0.0f, 0.0f, 0u); }
+  void raise_to(float x) {  // x > m
+    const float f = m == -INFINITY ? 0.0f : exp(m - x);
+    s.hi *= f;
+    s.lo *= f;
+    m = x;
+  }
+  void add(float x) {
+    if (isnan(x)) {
+      nan = 1u;
+    } else if (x > m) {
+      raise_to(x);
+      s = two_sum(s, 1.0f);
+    } else if (x != -INFINITY && m != INFINITY) {
+      s = two_sum(s, exp(x - m));
+    }
+  }
+  void merge(LseAcc o) {
+    nan = nan | o.nan;
+    if (o.m == -INFINITY) return;
+    if (o.m > m) {
+      raise_to(o.m);
+      s = two_sum(s, o.s.hi);
+      s.lo += o.s.lo;
+    } else if (m != INFINITY) {
+      const float f = exp(o.m - m);
+      s = two_sum(s, o.s.hi * f);
+      s.lo += o.s.lo * f;
+    }
+  }
+  float result() const {
+    if (nan != 0u) return NAN;
+    if (isinf(m)) return m;
+    return m + log(s.hi + s.lo);
+  }
+};
+
+struct LsePartial {
+  float m, hi, lo;
+  uint nan;
+};
+
 }  // namespace ember_k
 
 // S: the accumulator: float for float types, carried as hi + lo (compensated: each
@@ -398,6 +456,67 @@ EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_prod_finish_f32, reduce_prod_finish<float>)
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_prod_i64, reduce_prod<int64_t>))
 EMBER_IF_I64(EMBER_KERNEL(reduce_prod_finish_i64, reduce_prod_finish<int64_t>))
 
+// logsumexp of float32 (T) in one pass (LseAcc), as reduce_sum's shapes.
+template <typename T>
+[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
+kernel void reduce_lse(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                       constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(float, ms, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(float, his, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(float, los, EMBER_REDUCE_GROUP);
+  EMBER_THREADGROUP(uint, nans, EMBER_REDUCE_GROUP);
+  using namespace ember_k;
+  const uint tid = lid.x;
+  const Slot sl = slot_of(p, tid, tgid.x);
+  LseAcc acc = LseAcc::zero();
+  if (sl.row < p.nout) {
+    const int64_t base = offset_of(p.kept, sl.row);
+    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes) acc.add(src[base + offset_of(p.red, i)]);
+  }
+  ms[tid] = acc.m;
+  his[tid] = acc.s.hi;
+  los[tid] = acc.s.lo;
+  nans[tid] = acc.nan;
+  for (uint s = p.lanes / 2; s > 0; s >>= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sl.lane < s) {
+      const uint o = tid + s * sl.step;
+      LseAcc mine = LseAcc::of(ms[tid], his[tid], los[tid], nans[tid]);
+      mine.merge(LseAcc::of(ms[o], his[o], los[o], nans[o]));
+      ms[tid] = mine.m;
+      his[tid] = mine.s.hi;
+      los[tid] = mine.s.lo;
+      nans[tid] = mine.nan;
+    }
+  }
+  if (sl.lane != 0 || sl.row >= p.nout) return;
+  const LseAcc total = LseAcc::of(ms[tid], his[tid], los[tid], nans[tid]);
+  if (p.chunks > 1) {
+    device LsePartial* part = reinterpret_cast<device LsePartial*>(dst);
+    part[sl.part].m = total.m;
+    part[sl.part].hi = total.s.hi;
+    part[sl.part].lo = total.s.lo;
+    part[sl.part].nan = total.nan;
+  } else {
+    dst[sl.row] = total.result();
+  }
+}
+
+template <typename T>
+kernel void reduce_lse_finish(device const ember_k::LsePartial* part [[buffer(0)]],
+                              device T* dst [[buffer(1)]], constant ReduceKParams& p [[buffer(2)]],
+                              EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  const int64_t row = int64_t(gid.x);
+  if (row >= p.nout) return;
+  LseAcc acc = LseAcc::zero();
+  for (uint c = 0; c < p.chunks; ++c) {
+    const LsePartial v = part[row * int64_t(p.chunks) + int64_t(c)];
+    acc.merge(LseAcc::of(v.m, v.hi, v.lo, v.nan));
+  }
+  dst[row] = acc.result();
+}
+
 // var / std in one pass (MomentsAcc), as reduce_sum's shapes: lanes, tree, partials.
 template <typename T>
 [[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
@@ -465,6 +584,9 @@ kernel void reduce_var_finish(device const ember_k::VarPartial* part [[buffer(0)
   }
   dst[row] = Num<T>::store(acc.result(p.r.count, p.correction, p.root));
 }
+
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_lse_f32, reduce_lse<float>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_lse_finish_f32, reduce_lse_finish<float>))
 
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f32, reduce_var<float>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f32, reduce_var_finish<float>))
