@@ -124,7 +124,7 @@ bool MetalStorage::reduce_prod(const Layout& src, int64_t reduced_dims, BackendS
   const std::string suffix = std::string("_") + dtype_suffix(dtype_);
   const ReducePlanned r = plan(metal(), "prod", "reduce_prod" + suffix, src, reduced_dims);
   run(metal(), *this, r, r.p, "reduce_prod" + suffix, "reduce_prod_finish" + suffix,
-      int64_t(dtype_size(dtype_)), dst);
+      EMBER_ACC_PARTIAL_BYTES, dst);
   return true;
 }
 
@@ -133,7 +133,7 @@ bool MetalStorage::reduce_logsumexp(const Layout& src, int64_t reduced_dims,
   if (dtype_ != DType::F32) return false;
   const ReducePlanned r = plan(metal(), "logsumexp", "reduce_lse_f32", src, reduced_dims);
   run(metal(), *this, r, r.p, "reduce_lse_f32", "reduce_lse_finish_f32",
-      EMBER_REDUCE_PARTIAL_BYTES, dst);
+      EMBER_ACC_PARTIAL_BYTES, dst);
   return true;
 }
 
@@ -148,7 +148,7 @@ bool MetalStorage::reduce_var(const Layout& src, int64_t reduced_dims, double co
   p.correction = float(correction);
   p.root = root ? 1 : 0;
   run(metal(), *this, r, p, "reduce_var" + suffix, "reduce_var_finish" + suffix,
-      EMBER_VAR_PARTIAL_BYTES, dst);
+      EMBER_ACC_PARTIAL_BYTES, dst);
   return true;
 }
 

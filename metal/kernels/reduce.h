@@ -41,8 +41,9 @@ struct VarKParams {
   uint32_t root;
 };
 
-// Bytes of one partial of a split var (VarPartial: four floats and a binade).
-#define EMBER_VAR_PARTIAL_BYTES 24
+// Bytes of one partial slot of the accumulator reductions (reduce_acc in reduce.metal:
+// prod, logsumexp, var), each the chunk's accumulator.
+#define EMBER_ACC_PARTIAL_BYTES 32
 
 #if !defined(__METAL_VERSION__) && !defined(EMBER_MSL_SHIM)
 // Host side: lanes per output for `count` elements, about 16 elements a lane, so short

@@ -191,29 +191,29 @@ inline HiLo two_sum(HiLo a, float x) {
 // sums (by powers of two, exact; what underflows is below 2^-126 of the new largest term),
 // so each term d 2^-e is below 2 in magnitude and its square below 4.
 struct MomentsAcc {
+  float k;  // the row's first element
   HiLo s1, s2;
   int e;
-  static MomentsAcc zero() { return of(0.0f, 0.0f, 0.0f, 0.0f, -126); }
-  static MomentsAcc of(float h1, float l1, float h2, float l2, int e) {
+  static MomentsAcc zero() {
     MomentsAcc a;
-    a.s1.hi = h1;
-    a.s1.lo = l1;
-    a.s2.hi = h2;
-    a.s2.lo = l2;
-    a.e = e;
+    a.k = 0.0f;
+    a.s1.hi = a.s1.lo = a.s2.hi = a.s2.lo = 0.0f;
+    a.e = -126;
     return a;
   }
+  void begin(float first) { k = first; }
   void rescale(int to) {  // to >= e
-    const int k = e - to;
-    const float r = k >= -149 ? pow2(k) : 0.0f;
-    const float r2 = 2 * k >= -149 ? pow2(2 * k) : 0.0f;
+    const int d = e - to;
+    const float r = d >= -149 ? pow2(d) : 0.0f;
+    const float r2 = 2 * d >= -149 ? pow2(2 * d) : 0.0f;
     s1.hi *= r;
     s1.lo *= r;
     s2.hi *= r2;
     s2.lo *= r2;
     e = to;
   }
-  void add(float d) {
+  void add(float x) {
+    const float d = x - k;
     const int b = binade(d);
     if (b > e) rescale(b);
     const float y = d * pow2(-e);
@@ -233,21 +233,16 @@ struct MomentsAcc {
   // sum((d - mean)^2) / max(n - correction, 0), its root when `root`: s2 - s1^2 / n with
   // the mean's rounding carried (m + ml), no cancellation beyond the data's own; an inf or
   // NaN term leaves NaN (inf - inf), as numpy's.
-  float result(int64_t n, float correction, uint root) const {
-    const float nf = float(n);
+  float result(constant VarKParams& p) const {
+    const float nf = float(p.r.count);
     const float m = (s1.hi + s1.lo) / nf;
     const float ml = (fma(-m, nf, s1.hi) + s1.lo) / nf;
     float t = fma(-m, s1.hi, s2.hi) - (m * s1.lo + ml * s1.hi) + s2.lo;
-    t = t / max(nf - correction, 0.0f);
+    t = t / max(nf - p.correction, 0.0f);
     t = t < 0.0f ? 0.0f : t;  // NaN stays
-    const float s = pow2(e);
-    return root != 0 ? sqrt(t) * s : t * s * s;
+    const float sc = pow2(e);
+    return p.root != 0 ? sqrt(t) * sc : t * sc * sc;
   }
-};
-
-struct VarPartial {
-  float h1, l1, h2, l2;
-  int e, pad;
 };
 
 // logsumexp's running max m and s = sum exp(x - m) (compensated), s rescaled by
@@ -267,6 +262,7 @@ struct LseAcc {
     return a;
   }
   static LseAcc zero() { return of(-INFINITY, 0.0f, 0.0f, 0u); }
+  void begin(float) {}
   void raise_to(float x) {  // x > m
     const float f = m == -INFINITY ? 0.0f : exp(m - x);
     s.hi *= f;
@@ -296,17 +292,38 @@ struct LseAcc {
       s.lo += o.s.lo * f;
     }
   }
-  float result() const {
+  float result(constant ReduceKParams&) const {
     if (nan != 0u) return NAN;
     if (isinf(m)) return m;
     return m + log(s.hi + s.lo);
   }
 };
 
-struct LsePartial {
-  float m, hi, lo;
-  uint nan;
+// The product in the value's own type; integers wrap around (two's complement, as the
+// CPU's and PyTorch's), multiplied as ulong so that an overflow is defined.
+template <typename C>
+struct ProdAcc {
+  C v;
+  static C mul(C a, C b) { return a * b; }
+  static ProdAcc zero() {
+    ProdAcc a;
+    a.v = C(1);
+    return a;
+  }
+  void begin(C) {}
+  void add(C x) { v = mul(v, x); }
+  void merge(ProdAcc o) { v = mul(v, o.v); }
+  C result(constant ReduceKParams&) const { return v; }
 };
+template <>
+inline int64_t ProdAcc<int64_t>::mul(int64_t a, int64_t b) {
+  return as_type<int64_t>(as_type<ulong>(a) * as_type<ulong>(b));
+}
+
+// The reduction parameters of a kernel's parameters.
+inline constant ReduceKParams& reduce_params(constant ReduceKParams& p) { return p; }
+inline constant ReduceKParams& reduce_params(constant VarKParams& p) { return p.r; }
+
 
 }  // namespace ember_k
 
@@ -413,187 +430,68 @@ kernel void reduce_extreme_finish(device const ember_k::Extreme<typename ember_k
   ExtremeOut<kArg>::template put<T>(dst, row, best, index);
 }
 
-// The product (float32 in float, int64 wrapping), as reduce_sum's shapes: lanes, tree,
-// partials (a T each, merged in chunk order).
-template <typename T>
+// A reduction by an accumulator Acc (ProdAcc, LseAcc, MomentsAcc: zero, begin with the
+// row's first element, add, merge, result), on reduce_sum's shapes: each lane adds its
+// elements, a tree over threadgroup memory merges the lanes, and a split reduction
+// writes each chunk's Acc as its partial (EMBER_ACC_PARTIAL_BYTES a slot), which
+// reduce_acc_finish merges in chunk order. P: the kernel's parameters (ReduceKParams or
+// a struct that holds them, see reduce_params), for result().
+template <typename T, typename Acc, typename P>
 [[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void reduce_prod(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
-                        constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
-  EMBER_THREADGROUP(T, prods, EMBER_REDUCE_GROUP);
+kernel void reduce_acc(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                       constant P& params [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(Acc, accs, EMBER_REDUCE_GROUP);
   using namespace ember_k;
+  static_assert(sizeof(Acc) <= EMBER_ACC_PARTIAL_BYTES, "a partial slot holds an Acc");
+  constant ReduceKParams& p = reduce_params(params);
   const uint tid = lid.x;
   const Slot sl = slot_of(p, tid, tgid.x);
-  T acc = T(1);
+  Acc acc = Acc::zero();
   if (sl.row < p.nout) {
     const int64_t base = offset_of(p.kept, sl.row);
+    acc.begin(Num<T>::load(src[base + offset_of(p.red, 0)]));
     for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes)
-      acc = acc * src[base + offset_of(p.red, i)];
+      acc.add(Num<T>::load(src[base + offset_of(p.red, i)]));
   }
-  prods[tid] = acc;
+  accs[tid] = acc;
   for (uint s = p.lanes / 2; s > 0; s >>= 1) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sl.lane < s) prods[tid] = prods[tid] * prods[tid + s * sl.step];
+    if (sl.lane < s) {
+      Acc mine = accs[tid];
+      mine.merge(accs[tid + s * sl.step]);
+      accs[tid] = mine;
+    }
   }
   if (sl.lane != 0 || sl.row >= p.nout) return;
+  const Acc total = accs[tid];
   if (p.chunks > 1)
-    reinterpret_cast<device T*>(dst)[sl.part] = prods[tid];  // scratch: the partials
+    reinterpret_cast<device Acc*>(dst)[sl.part] = total;  // dst: the partials
   else
-    dst[sl.row] = prods[tid];
+    dst[sl.row] = Num<T>::store(total.result(params));
 }
 
-template <typename T>
-kernel void reduce_prod_finish(device const T* part [[buffer(0)]], device T* dst [[buffer(1)]],
-                               constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+template <typename T, typename Acc, typename P>
+kernel void reduce_acc_finish(device const Acc* part [[buffer(0)]], device T* dst [[buffer(1)]],
+                              constant P& params [[buffer(2)]], EMBER_THREAD_ARGS) {
+  using namespace ember_k;
+  constant ReduceKParams& p = reduce_params(params);
   const int64_t row = int64_t(gid.x);
   if (row >= p.nout) return;
-  T acc = T(1);
-  for (uint c = 0; c < p.chunks; ++c) acc = acc * part[row * int64_t(p.chunks) + int64_t(c)];
-  dst[row] = acc;
+  Acc acc = part[row * int64_t(p.chunks)];
+  for (uint c = 1; c < p.chunks; ++c) acc.merge(part[row * int64_t(p.chunks) + int64_t(c)]);
+  dst[row] = Num<T>::store(acc.result(params));
 }
 
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_prod_f32, reduce_prod<float>))
-EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_prod_finish_f32, reduce_prod_finish<float>))
-EMBER_IF_I64(EMBER_KERNEL_GROUPED(reduce_prod_i64, reduce_prod<int64_t>))
-EMBER_IF_I64(EMBER_KERNEL(reduce_prod_finish_i64, reduce_prod_finish<int64_t>))
-
-// logsumexp of float32 (T) in one pass (LseAcc), as reduce_sum's shapes.
-template <typename T>
-[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void reduce_lse(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
-                       constant ReduceKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
-  EMBER_THREADGROUP(float, ms, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(float, his, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(float, los, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(uint, nans, EMBER_REDUCE_GROUP);
-  using namespace ember_k;
-  const uint tid = lid.x;
-  const Slot sl = slot_of(p, tid, tgid.x);
-  LseAcc acc = LseAcc::zero();
-  if (sl.row < p.nout) {
-    const int64_t base = offset_of(p.kept, sl.row);
-    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.lanes) acc.add(src[base + offset_of(p.red, i)]);
-  }
-  ms[tid] = acc.m;
-  his[tid] = acc.s.hi;
-  los[tid] = acc.s.lo;
-  nans[tid] = acc.nan;
-  for (uint s = p.lanes / 2; s > 0; s >>= 1) {
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sl.lane < s) {
-      const uint o = tid + s * sl.step;
-      LseAcc mine = LseAcc::of(ms[tid], his[tid], los[tid], nans[tid]);
-      mine.merge(LseAcc::of(ms[o], his[o], los[o], nans[o]));
-      ms[tid] = mine.m;
-      his[tid] = mine.s.hi;
-      los[tid] = mine.s.lo;
-      nans[tid] = mine.nan;
-    }
-  }
-  if (sl.lane != 0 || sl.row >= p.nout) return;
-  const LseAcc total = LseAcc::of(ms[tid], his[tid], los[tid], nans[tid]);
-  if (p.chunks > 1) {
-    device LsePartial* part = reinterpret_cast<device LsePartial*>(dst);
-    part[sl.part].m = total.m;
-    part[sl.part].hi = total.s.hi;
-    part[sl.part].lo = total.s.lo;
-    part[sl.part].nan = total.nan;
-  } else {
-    dst[sl.row] = total.result();
-  }
-}
-
-template <typename T>
-kernel void reduce_lse_finish(device const ember_k::LsePartial* part [[buffer(0)]],
-                              device T* dst [[buffer(1)]], constant ReduceKParams& p [[buffer(2)]],
-                              EMBER_THREAD_ARGS) {
-  using namespace ember_k;
-  const int64_t row = int64_t(gid.x);
-  if (row >= p.nout) return;
-  LseAcc acc = LseAcc::zero();
-  for (uint c = 0; c < p.chunks; ++c) {
-    const LsePartial v = part[row * int64_t(p.chunks) + int64_t(c)];
-    acc.merge(LseAcc::of(v.m, v.hi, v.lo, v.nan));
-  }
-  dst[row] = acc.result();
-}
-
-// var / std in one pass (MomentsAcc), as reduce_sum's shapes: lanes, tree, partials.
-template <typename T>
-[[max_total_threads_per_threadgroup(EMBER_REDUCE_GROUP)]]
-kernel void reduce_var(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
-                       constant VarKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
-  EMBER_THREADGROUP(float, h1s, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(float, l1s, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(float, h2s, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(float, l2s, EMBER_REDUCE_GROUP);
-  EMBER_THREADGROUP(int, es, EMBER_REDUCE_GROUP);
-  using namespace ember_k;
-  const uint tid = lid.x;
-  const Slot sl = slot_of(p.r, tid, tgid.x);
-  MomentsAcc acc = MomentsAcc::zero();
-  if (sl.row < p.r.nout) {
-    const int64_t base = offset_of(p.r.kept, sl.row);
-    const float k = Num<T>::load(src[base + offset_of(p.r.red, 0)]);
-    for (int64_t i = sl.lo + sl.lane; i < sl.hi; i += p.r.lanes)
-      acc.add(Num<T>::load(src[base + offset_of(p.r.red, i)]) - k);
-  }
-  h1s[tid] = acc.s1.hi;
-  l1s[tid] = acc.s1.lo;
-  h2s[tid] = acc.s2.hi;
-  l2s[tid] = acc.s2.lo;
-  es[tid] = acc.e;
-  for (uint s = p.r.lanes / 2; s > 0; s >>= 1) {
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sl.lane < s) {
-      const uint o = tid + s * sl.step;
-      MomentsAcc mine = MomentsAcc::of(h1s[tid], l1s[tid], h2s[tid], l2s[tid], es[tid]);
-      mine.merge(MomentsAcc::of(h1s[o], l1s[o], h2s[o], l2s[o], es[o]));
-      h1s[tid] = mine.s1.hi;
-      l1s[tid] = mine.s1.lo;
-      h2s[tid] = mine.s2.hi;
-      l2s[tid] = mine.s2.lo;
-      es[tid] = mine.e;
-    }
-  }
-  if (sl.lane != 0 || sl.row >= p.r.nout) return;
-  const MomentsAcc total = MomentsAcc::of(h1s[tid], l1s[tid], h2s[tid], l2s[tid], es[tid]);
-  if (p.r.chunks > 1) {
-    device VarPartial* part = reinterpret_cast<device VarPartial*>(dst);
-    part[sl.part].h1 = total.s1.hi;
-    part[sl.part].l1 = total.s1.lo;
-    part[sl.part].h2 = total.s2.hi;
-    part[sl.part].l2 = total.s2.lo;
-    part[sl.part].e = total.e;
-  } else {
-    dst[sl.row] = Num<T>::store(total.result(p.r.count, p.correction, p.root));
-  }
-}
-
-// Merges each output's partials in chunk order, a thread per output.
-template <typename T>
-kernel void reduce_var_finish(device const ember_k::VarPartial* part [[buffer(0)]],
-                              device T* dst [[buffer(1)]], constant VarKParams& p [[buffer(2)]],
-                              EMBER_THREAD_ARGS) {
-  using namespace ember_k;
-  const int64_t row = int64_t(gid.x);
-  if (row >= p.r.nout) return;
-  MomentsAcc acc = MomentsAcc::zero();
-  for (uint c = 0; c < p.r.chunks; ++c) {
-    const VarPartial v = part[row * int64_t(p.r.chunks) + int64_t(c)];
-    acc.merge(MomentsAcc::of(v.h1, v.l1, v.h2, v.l2, v.e));
-  }
-  dst[row] = Num<T>::store(acc.result(p.r.count, p.correction, p.root));
-}
-
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_lse_f32, reduce_lse<float>))
-EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_lse_finish_f32, reduce_lse_finish<float>))
-
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f32, reduce_var<float>))
-EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f32, reduce_var_finish<float>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_f16, reduce_var<half>))
-EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_f16, reduce_var_finish<half>))
-EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_var_bf16, reduce_var<bf16_t>))
-EMBER_IF_NOT_I64(EMBER_KERNEL(reduce_var_finish_bf16, reduce_var_finish<bf16_t>))
+// name_suffix and name_finish_suffix for T by Acc
+#define EMBER_ACC_KERNELS(name, suffix, T, Acc, P)                                     \
+  EMBER_KERNEL_GROUPED(name##_##suffix, reduce_acc<T, ember_k::Acc, P>)                \
+  EMBER_KERNEL(name##_finish_##suffix, reduce_acc_finish<T, ember_k::Acc, P>)
+EMBER_IF_NOT_I64(EMBER_ACC_KERNELS(reduce_prod, f32, float, ProdAcc<float>, ReduceKParams))
+EMBER_IF_I64(EMBER_ACC_KERNELS(reduce_prod, i64, int64_t, ProdAcc<int64_t>, ReduceKParams))
+EMBER_IF_NOT_I64(EMBER_ACC_KERNELS(reduce_lse, f32, float, LseAcc, ReduceKParams))
+EMBER_IF_NOT_I64(EMBER_ACC_KERNELS(reduce_var, f32, float, MomentsAcc, VarKParams))
+EMBER_IF_NOT_I64(EMBER_ACC_KERNELS(reduce_var, f16, half, MomentsAcc, VarKParams))
+EMBER_IF_NOT_I64(EMBER_ACC_KERNELS(reduce_var, bf16, bf16_t, MomentsAcc, VarKParams))
 
 EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(reduce_sumsq_f32, reduce_sum<float, float, float, true>))
 
