@@ -104,13 +104,11 @@ EMBER_VF float silu(float x) { return x == -INFINITY ? -0.0f : x / (1.0f + exp(-
 
 constexpr float kErfSmall = 0.921875f;  // where erf's two forms meet
 
-// exp(-s x^2) for s = 1 or 1/2: s x^2 = h + l exactly (l by a fused multiply-add), then
-// exp(-h) (1 - l). exp of s x^2 rounded would be off by x^2 ulps, and erfc's tail is used
-// up to x^2 ~ 100.
-EMBER_VF float exp_neg_sq(float x, float s) {
-  const float sx = s * x;  // exact: s is a power of two
-  const float h = sx * x;
-  const float l = std::fma(sx, x, -h);
+// exp(-x^2): x^2 = h + l exactly (l by a fused multiply-add), then exp(-h) (1 - l). exp
+// of x^2 rounded would be off by x^2 ulps, and erf's tail is used up to x^2 = 16.
+EMBER_VF float exp_neg_sq(float x) {
+  const float h = x * x;
+  const float l = std::fma(x, x, -h);
   return exp(-h) * (1.0f - l);
 }
 
@@ -142,7 +140,7 @@ EMBER_VF float erf_small_ratio(float a) {
 
 EMBER_VF float erf(float x) {
   const float a = std::fabs(x);
-  float r = a < kErfSmall ? a * erf_small_ratio(a) : 1.0f - erfc_large(a, exp_neg_sq(a, 1.0f));
+  float r = a < kErfSmall ? a * erf_small_ratio(a) : 1.0f - erfc_large(a, exp_neg_sq(a));
   r = a > 4.0f ? 1.0f : r;     // erfc(4) < half an ulp of 1 (and inf - inf is NaN)
   return std::copysign(r, x);  // NaN stays NaN
 }
