@@ -124,22 +124,21 @@ EMBER_CPU_VF_OP(GeluTanh, gelu_tanh,
 EMBER_CPU_VF_OP(Silu, silu, x == -INFINITY ? C(-0.0) : x / (C(1) + std::exp(-x)))
 EMBER_CPU_VF_OP(Sigmoid, sigmoid, C(1) / (C(1) + std::exp(-x)))
 #undef EMBER_CPU_VF_OP
-// exp, log, gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on AVX-512)
-struct Exp : Exp0 {
-  static void run(const float* x, float* r, int64_t m) { exp_f32(x, r, m); }
-};
-struct Tanh : Tanh0 {
-  static void run(const float* x, float* r, int64_t m) { tanh_f32(x, r, m); }
-};
-struct Erf : Erf0 {
-  static void run(const float* x, float* r, int64_t m) { erf_f32(x, r, m); }
-};
-struct Log : Log0 {
-  static void run(const float* x, float* r, int64_t m) { log_f32(x, r, m); }
-};
-struct Gelu : Gelu0 {
-  static void run(const float* x, float* r, int64_t m) { gelu_f32(x, r, m); }
-};
+// exp, log, gelu, tanh and erf runs of float32 take vec_math's kernels (16 lanes on
+// AVX-512), and dense bfloat16 runs their bf16 forms (converted in registers)
+#define EMBER_CPU_VEC_RUNS(Name, Base, fn)                                      \
+  struct Name : Base {                                                          \
+    static void run(const float* x, float* r, int64_t m) { fn##_f32(x, r, m); } \
+    static void run_bf16(const uint16_t* x, uint16_t* r, int64_t m) {          \
+      fn##_bf16(x, r, m);                                                       \
+    }                                                                           \
+  };
+EMBER_CPU_VEC_RUNS(Exp, Exp0, exp)
+EMBER_CPU_VEC_RUNS(Tanh, Tanh0, tanh)
+EMBER_CPU_VEC_RUNS(Erf, Erf0, erf)
+EMBER_CPU_VEC_RUNS(Log, Log0, log)
+EMBER_CPU_VEC_RUNS(Gelu, Gelu0, gelu)
+#undef EMBER_CPU_VEC_RUNS
 
 // sin, cos and tan: vec_fn.h's reduction holds for |x| <= kTrigMax; a chunk with a
 // larger value (or inf or NaN) goes to libm whole (`large`).
@@ -163,6 +162,11 @@ template <typename Op, typename = void>
 struct has_run : std::false_type {};
 template <typename Op>
 struct has_run<Op, std::void_t<decltype(&Op::run)>> : std::true_type {};
+
+template <typename Op, typename = void>
+struct has_run_bf16 : std::false_type {};
+template <typename Op>
+struct has_run_bf16<Op, std::void_t<decltype(&Op::run_bf16)>> : std::true_type {};
 
 template <typename Op, typename = void>
 struct has_large : std::false_type {};
@@ -212,6 +216,26 @@ void float_runs(const float* in, const Layout& src, float* out, const Layout& ds
   });
 }
 
+// bfloat16 through Op::run_bf16 where a run is dense in both, else through a float
+// buffer as map1_chunked (the same results: run_bf16 is widen, the float32 run, round).
+template <typename Op>
+void bf16_runs(const bf16* in, const Layout& src, bf16* out, const Layout& dst) {
+  walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    if (st[0] == 1 && st[1] == 1) {
+      Op::run_bf16(reinterpret_cast<const uint16_t*>(in + off[0]),
+                   reinterpret_cast<uint16_t*>(out + off[1]), n);
+      return;
+    }
+    float x[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      load_chunk(in + off[0] + i * st[0], st[0], x, m);
+      float_chunk<Op>(x, x, m);
+      store_chunk(x, out + off[1] + i * st[1], st[1], m);
+    }
+  });
+}
+
 // Applies Op to every element; core checked the dtype against the op's class, so the
 // classes that exclude T are never instantiated.
 template <typename Op, OpClass cls, typename T>
@@ -222,6 +246,8 @@ void apply(const T* in, const Layout& src, BackendStorage& dst, const Layout& ds
   } else if constexpr (is_half_v<T> && cls == OpClass::Predicate) {
     map1_chunked(in, src, as_cpu(dst).ptr<uint8_t>(), dst_layout,
                  [](const C* x, uint8_t* r, int64_t m) { each1(Op(), x, r, m); });
+  } else if constexpr (std::is_same_v<T, bf16> && has_run_bf16<Op>::value) {
+    bf16_runs<Op>(in, src, as_cpu(dst).ptr<bf16>(), dst_layout);
   } else if constexpr (is_half_v<T>) {
     map1_chunked(in, src, as_cpu(dst).ptr<T>(), dst_layout, [](const C* x, C* r, int64_t m) {
       float_chunk<Op>(x, r, m);

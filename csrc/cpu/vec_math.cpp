@@ -303,6 +303,34 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline void run16(const float* x, fl
     _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
+
+// 16 bfloat16 (bits) widened to float32: the top halves.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 bf16_load16(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+// 16 float32 rounded to bfloat16 as bf16::from_float: to nearest even, a NaN made quiet.
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m256i bf16_round16(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(r);
+}
+
+// y = f(x) over n bfloat16, converted in registers.
+template <typename F>
+EMBER_CPU_V4 __attribute__((always_inline)) inline void run16_bf16(const uint16_t* x, uint16_t* y,
+                                                                   int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                        bf16_round16(f(bf16_load16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))))));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm256_mask_storeu_epi16(y + i, m, bf16_round16(f(bf16_load16(_mm256_maskz_loadu_epi16(m, x + i)))));
+  }
+}
 #endif
 
 constexpr int kLanes = 32;        // 4 AVX registers: independent chains hide the add latency
@@ -378,34 +406,50 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
 
 // name(x, y, n): y = fn(x) over a dense run, the AVX-512 kernel k16 on CPUs that have it,
 // else vf::fn's loop built per ISA level (target clones).
+// name_f32 and name_bf16 (vec_math.h) of vf::fn, the AVX-512 kernel k16 on CPUs that have
+// it, else vf::fn's loop built per ISA level (target clones); bfloat16 runs elsewhere go
+// through a float buffer in chunks.
 #ifdef EMBER_EXP16
-#define EMBER_V4_RUN(name, k16)                                     \
-  EMBER_CPU_V4 void name##_v4(const float* x, float* y, int64_t n) { \
-    run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });   \
+#define EMBER_V4_RUN(name, k16)                                                       \
+  EMBER_CPU_V4 void name##_f32_v4(const float* x, float* y, int64_t n) {               \
+    run16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });                     \
+  }                                                                                   \
+  EMBER_CPU_V4 void name##_bf16_v4(const uint16_t* x, uint16_t* y, int64_t n) {        \
+    run16_bf16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });                \
   }
-#define EMBER_V4_PICK(name) \
-  if (cpu_level() == 2) return name##_v4(x, y, n);
+#define EMBER_V4_PICK(name, kind) \
+  if (cpu_level() == 2) return name##_##kind##_v4(x, y, n);
 #else
 #define EMBER_V4_RUN(name, k16)
-#define EMBER_V4_PICK(name)
+#define EMBER_V4_PICK(name, kind)
 #endif
-#define EMBER_RUN_F32(name, fn, k16)                                            \
-  namespace {                                                                   \
-  EMBER_TARGET_CLONES void name##_clones(const float* x, float* y, int64_t n) { \
-    for (int64_t i = 0; i < n; ++i) y[i] = vf::fn(x[i]);                        \
-  }                                                                             \
-  EMBER_V4_RUN(name, k16)                                                       \
-  }                                                                             \
-  void name(const float* x, float* y, int64_t n) {                              \
-    EMBER_V4_PICK(name)                                                         \
-    name##_clones(x, y, n);                                                     \
+#define EMBER_RUN_F32(name, k16)                                                           \
+  namespace {                                                                              \
+  EMBER_TARGET_CLONES void name##_clones(const float* x, float* y, int64_t n) {            \
+    for (int64_t i = 0; i < n; ++i) y[i] = vf::name(x[i]);                                 \
+  }                                                                                        \
+  EMBER_V4_RUN(name, k16)                                                                  \
+  }                                                                                        \
+  void name##_f32(const float* x, float* y, int64_t n) {                                   \
+    EMBER_V4_PICK(name, f32)                                                               \
+    name##_clones(x, y, n);                                                                \
+  }                                                                                        \
+  void name##_bf16(const uint16_t* x, uint16_t* y, int64_t n) {                            \
+    EMBER_V4_PICK(name, bf16)                                                              \
+    float buf[512];                                                                        \
+    for (int64_t i = 0; i < n; i += 512) {                                                 \
+      const int64_t m = std::min<int64_t>(512, n - i);                                     \
+      bf16_to_f32(x + i, buf, m);                                                          \
+      name##_clones(buf, buf, m);                                                          \
+      f32_to_bf16(buf, y + i, m);                                                          \
+    }                                                                                      \
   }
 
-EMBER_RUN_F32(exp_f32, exp, exp16)
-EMBER_RUN_F32(gelu_f32, gelu, gelu16)
-EMBER_RUN_F32(tanh_f32, tanh, tanh16)
-EMBER_RUN_F32(erf_f32, erf, erf16)
-EMBER_RUN_F32(log_f32, log, log16)
+EMBER_RUN_F32(exp, exp16)
+EMBER_RUN_F32(gelu, gelu16)
+EMBER_RUN_F32(tanh, tanh16)
+EMBER_RUN_F32(erf, erf16)
+EMBER_RUN_F32(log, log16)
 #undef EMBER_RUN_F32
 #undef EMBER_V4_RUN
 #undef EMBER_V4_PICK

@@ -16,6 +16,16 @@ void erf_f32(const float* x, float* y, int64_t n);
 // log over a dense run, as vf::log (vgetmantps / vgetexpps on AVX-512).
 void log_f32(const float* x, float* y, int64_t n);
 
+// The same five over a dense run of bfloat16 (their bits; y may be x): each value widened,
+// the float32 function, rounded to nearest even (NaN stays NaN), the same results as
+// bf16_to_f32, name_f32 and f32_to_bf16 in turn. AVX-512 CPUs convert in registers, 16
+// values at a time; others go through a float buffer in chunks.
+void exp_bf16(const uint16_t* x, uint16_t* y, int64_t n);
+void gelu_bf16(const uint16_t* x, uint16_t* y, int64_t n);
+void tanh_bf16(const uint16_t* x, uint16_t* y, int64_t n);
+void erf_bf16(const uint16_t* x, uint16_t* y, int64_t n);
+void log_bf16(const uint16_t* x, uint16_t* y, int64_t n);
+
 // The sum of a dense run: blocks of 1024 summed in 32 float lanes (each lane adds 32
 // values, the lanes then pairwise), block totals in double. The error is that of a
 // 37-term float sum however long the run, below numpy's pairwise sum. Runs of 64 Ki
