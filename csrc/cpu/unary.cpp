@@ -196,16 +196,13 @@ void float_chunk(const float* x, float* r, int64_t m) {
 #undef EMBER_CPU_FLOAT_OP
 
 
-// float32 through each1 (compiled for each ISA level, vectorised where Op is): dense runs
-// directly, strided ones through a buffer.
-template <typename Op>
-void float_runs(const float* in, const Layout& src, float* out, const Layout& dst) {
+// Op over every run of src into dst (same shape): `dense(in, out, n)` where both are
+// dense, else through a float buffer in chunks (strided loads and stores around
+// float_chunk, which is also what `dense` computes).
+template <typename Op, typename T, typename Dense>
+void op_runs(const T* in, const Layout& src, T* out, const Layout& dst, Dense dense) {
   walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    if (st[0] == 1 && st[1] == 1) {
-      for (int64_t i = 0; i < n; i += kChunk)
-        float_chunk<Op>(in + off[0] + i, out + off[1] + i, std::min(kChunk, n - i));
-      return;
-    }
+    if (st[0] == 1 && st[1] == 1) return dense(in + off[0], out + off[1], n);
     float x[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {
       const int64_t m = std::min(kChunk, n - i);
@@ -216,23 +213,19 @@ void float_runs(const float* in, const Layout& src, float* out, const Layout& ds
   });
 }
 
-// bfloat16 through Op::run_bf16 where a run is dense in both, else through a float
-// buffer as map1_chunked (the same results: run_bf16 is widen, the float32 run, round).
+// float32: dense runs a chunk at a time (each1 is compiled for each ISA level).
+template <typename Op>
+void float_runs(const float* in, const Layout& src, float* out, const Layout& dst) {
+  op_runs<Op>(in, src, out, dst, [](const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; i += kChunk) float_chunk<Op>(x + i, y + i, std::min(kChunk, n - i));
+  });
+}
+
+// bfloat16 where Op has run_bf16 (widen, the float32 run, round; in registers).
 template <typename Op>
 void bf16_runs(const bf16* in, const Layout& src, bf16* out, const Layout& dst) {
-  walk<2>(dst.shape(), {&src, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    if (st[0] == 1 && st[1] == 1) {
-      Op::run_bf16(reinterpret_cast<const uint16_t*>(in + off[0]),
-                   reinterpret_cast<uint16_t*>(out + off[1]), n);
-      return;
-    }
-    float x[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
-      load_chunk(in + off[0] + i * st[0], st[0], x, m);
-      float_chunk<Op>(x, x, m);
-      store_chunk(x, out + off[1] + i * st[1], st[1], m);
-    }
+  op_runs<Op>(in, src, out, dst, [](const bf16* x, bf16* y, int64_t n) {
+    Op::run_bf16(reinterpret_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(y), n);
   });
 }
 

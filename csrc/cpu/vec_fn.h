@@ -153,6 +153,14 @@ EMBER_VF float erf(float x) {
 // (exp of a^2 rounded would be off by a^2 ulps). x is clamped to [-14.5, 14.5] for erfc:
 // below -14.5 the result is under the smallest subnormal (-0, also at -inf), above 14.5
 // s is 2. The AVX-512 kernel (vec_math.cpp's gelu16) is this, instruction for instruction.
+// gelu's minimax polynomials, highest degree first: e^{2r} for |r| <= ln2 / 4 and Q(t)
+// (above); vec_math.cpp's gelu16 evaluates the same ones.
+constexpr float kGeluExp[7] = {0.08855577558279037f, 0.2679942548274994f, 0.6666916012763977f,
+                               1.3333135843276978f, 1.9999996423721313f, 2.0f, 1.0f};
+constexpr float kGeluQ[9] = {0.07681480795145035f,  -0.3386150300502777f, 0.45790377259254456f,
+                             -0.15367956459522247f, 0.2855307161808014f,  0.1891716569662094f,
+                             0.24389053881168365f,  0.23896841704845428f, 1.4743988685950171e-05f};
+
 EMBER_VF float gelu(float x) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
   const float xm = x < -14.5f ? -14.5f : x;  // NaN: x
@@ -166,27 +174,15 @@ EMBER_VF float gelu(float x) {
   float r = nh - n * 0.3466796875f;
   r = r - n * -1.06097220e-4f;
   r = r + nl;
-  float p = 0.08855577558279037f;
-  p = p * r + 0.2679942548274994f;
-  p = p * r + 0.6666916012763977f;
-  p = p * r + 1.3333135843276978f;
-  p = p * r + 1.9999996423721313f;
-  p = p * r + 2.0f;
-  p = p * r + 1.0f;
+  float p = kGeluExp[0];
+  for (int k = 1; k < 7; ++k) p = p * r + kGeluExp[k];
   // 2^n, n in [-152, 0], as two normal factors
   const int32_t ni = int32_t(to_bits(tn) - to_bits(kMagic));
   const int32_t half = ni >> 1;
   const float ex = p * from_bits(uint32_t(half + 127) << 23) * from_bits(uint32_t(ni - half + 127) << 23);
   const float t = 1.0f / (1.0f + 0.6f * std::fabs(he));
-  float q = 0.07681480795145035f;
-  q = q * t - 0.3386150300502777f;
-  q = q * t + 0.45790377259254456f;
-  q = q * t - 0.15367956459522247f;
-  q = q * t + 0.2855307161808014f;
-  q = q * t + 0.1891716569662094f;
-  q = q * t + 0.24389053881168365f;
-  q = q * t + 0.23896841704845428f;
-  q = q * t + 1.4743988685950171e-05f;
+  float q = kGeluQ[0];
+  for (int k = 1; k < 9; ++k) q = q * t + kGeluQ[k];
   const float ec = ex * q;  // erfc(a)
   return hx * (x > 0.0f ? 2.0f - ec : ec);
 }

@@ -211,24 +211,12 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 gelu16(__m512 x) {
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.3466796875f), nh);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-1.06097220e-4f), r);
   r = _mm512_add_ps(r, nl);
-  __m512 p = _mm512_set1_ps(0.08855577558279037f);  // e^{2r}, minimax
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.2679942548274994f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.6666916012763977f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3333135843276978f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.9999996423721313f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.0f));
-  p = _mm512_fmadd_ps(p, r, one);
+  __m512 p = _mm512_set1_ps(vf::kGeluExp[0]);  // e^{2r}
+  for (int k = 1; k < 7; ++k) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(vf::kGeluExp[k]));
   const __m512 ex = _mm512_scalef_ps(p, n);  // exp(-a^2)
   const __m512 t = recip16(_mm512_fmadd_ps(_mm512_abs_ps(he), _mm512_set1_ps(0.6f), one));
-  __m512 q = _mm512_set1_ps(0.07681480795145035f);
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.3386150300502777f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.45790377259254456f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.15367956459522247f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.2855307161808014f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.1891716569662094f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.24389053881168365f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.23896841704845428f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.4743988685950171e-05f));
+  __m512 q = _mm512_set1_ps(vf::kGeluQ[0]);
+  for (int k = 1; k < 9; ++k) q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(vf::kGeluQ[k]));
   const __m512 ec = _mm512_mul_ps(ex, q);  // erfc(a)
   const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
   return _mm512_mul_ps(hx, _mm512_mask_sub_ps(ec, pos, _mm512_set1_ps(2.0f), ec));

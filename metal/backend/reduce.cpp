@@ -51,12 +51,8 @@ ReducePlanned plan(MetalDevice& metal, const char* name, const std::string& kern
   // core's plan (core/layout_plan.h): columns when the kept dims end in a dense run of
   // outputs that the reduced dims step over
   if (plan_reduce(src, reduced_dims).columns) {
-    // a SIMD group's width of neighbouring outputs (fewer when there are fewer), the rest
-    // of the group's lanes down the reduced elements
-    uint32_t rows = 1;
-    while (rows < 32 && rows < group && int64_t(rows) < p.nout) rows <<= 1;
-    p.rows = rows;
-    p.lanes = group / rows;
+    p.rows = ember_column_outputs(p.nout, group);
+    p.lanes = group / p.rows;
     p.out_minor = 1;
   } else {
     p.lanes = ember_reduce_lanes(p.count, group);

@@ -45,10 +45,8 @@ bool MetalStorage::softmax_columns(const Layout& src, int64_t dim, bool log,
   p.columns = 1;
   const std::string kernel = std::string("softmax_") + name + "_" + dtype_suffix(dtype_);
   const uint32_t group = power_of_two_group(metal(), "softmax", kernel, EMBER_REDUCE_GROUP);
-  // a SIMD group's width of neighbouring rows (fewer when there are fewer), the rest of
-  // the group's lanes down each row, as the column reductions (reduce.cpp)
-  uint32_t rows = 1;
-  while (rows < 32 && rows < group && int64_t(rows) < p.nrows) rows <<= 1;
+  // neighbouring rows on neighbouring lanes, as the column reductions (reduce.h)
+  const uint32_t rows = ember_column_outputs(p.nrows, group);
   p.rows_per_group = rows;
   p.lanes = group / rows;
   const int64_t groups = (p.nrows + rows - 1) / rows;

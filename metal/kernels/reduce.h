@@ -53,6 +53,14 @@ inline uint32_t ember_reduce_lanes(int64_t count, uint32_t group) {
   while (lanes < group && int64_t(lanes) * 16 < count) lanes <<= 1;
   return lanes;
 }
+// Columns (neighbouring outputs on neighbouring lanes): outputs per group of `group`
+// lanes, a SIMD group's width (fewer when there are fewer outputs); the rest of the
+// group's lanes go down the reduced elements (reduce.cpp, softmax.cpp).
+inline uint32_t ember_column_outputs(int64_t nout, uint32_t group) {
+  uint32_t rows = 1;
+  while (rows < 32 && rows < group && int64_t(rows) < nout) rows <<= 1;
+  return rows;
+}
 #endif
 
 #if defined(__METAL_VERSION__) || defined(EMBER_MSL_SHIM)
