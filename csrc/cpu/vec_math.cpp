@@ -306,17 +306,49 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m256i bf16_round16(__m512 v
   return _mm512_cvtepi32_epi16(r);
 }
 
-// y = f(x) over n bfloat16, converted in registers.
-template <typename F>
-EMBER_CPU_V4 __attribute__((always_inline)) inline void run16_bf16(const uint16_t* x, uint16_t* y,
-                                                                   int64_t n, F f) {
+// CPUs with AVX512-BF16 round 16 floats in one instruction, vcvtneps2bf16: to nearest
+// even, a NaN made quiet as bf16::from_float does, but subnormal inputs flushed to zero
+// whatever MXCSR says. Lanes holding a subnormal (rare) take bf16_round16's rounding.
+#define EMBER_CPU_V4BF16 __attribute__((target("arch=x86-64-v4,avx512bf16")))
+inline bool has_bf16_insn() {
+  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  return yes;
+}
+EMBER_CPU_V4BF16 __attribute__((always_inline)) inline __m256i bf16_round16_insn(__m512 v) {
+  __m256i r = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+  const __mmask16 sub = _mm512_fpclass_ps_mask(v, 0x20);  // subnormal
+  if (__builtin_expect(sub != 0, 0)) r = _mm256_mask_mov_epi16(r, sub, bf16_round16(v));
+  return r;
+}
+
+// run16_bf16(x, y, n, f): y = f(x) over n bfloat16, converted in registers; the _insn
+// twin rounds with vcvtneps2bf16 (one body, two targets: a function cannot inline code
+// built for more features than its own).
+#define EMBER_RUN16_BF16(attr, name, round)                                                     \
+  template <typename F>                                                                        \
+  attr __attribute__((always_inline)) inline void name(const uint16_t* x, uint16_t* y,         \
+                                                       int64_t n, F f) {                       \
+    int64_t i = 0;                                                                             \
+    for (; i + 16 <= n; i += 16)                                                               \
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),                                   \
+                          round(f(bf16_load16(                                                 \
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))))));  \
+    if (i < n) {                                                                               \
+      const __mmask16 m = __mmask16((1u << (n - i)) - 1);                                      \
+      _mm256_mask_storeu_epi16(y + i, m, round(f(bf16_load16(_mm256_maskz_loadu_epi16(m, x + i))))); \
+    }                                                                                          \
+  }
+EMBER_RUN16_BF16(EMBER_CPU_V4, run16_bf16, bf16_round16)
+EMBER_RUN16_BF16(EMBER_CPU_V4BF16, run16_bf16_insn, bf16_round16_insn)
+#undef EMBER_RUN16_BF16
+
+EMBER_CPU_V4BF16 void f32_to_bf16_insn(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
-                        bf16_round16(f(bf16_load16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))))));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), bf16_round16_insn(_mm512_loadu_ps(x + i)));
   if (i < n) {
     const __mmask16 m = __mmask16((1u << (n - i)) - 1);
-    _mm256_mask_storeu_epi16(y + i, m, bf16_round16(f(bf16_load16(_mm256_maskz_loadu_epi16(m, x + i)))));
+    _mm256_mask_storeu_epi16(y + i, m, bf16_round16_insn(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 #endif
@@ -404,12 +436,19 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
   }                                                                                   \
   EMBER_CPU_V4 void name##_bf16_v4(const uint16_t* x, uint16_t* y, int64_t n) {        \
     run16_bf16(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });                \
+  }                                                                                   \
+  EMBER_CPU_V4BF16 void name##_bf16_v4bf(const uint16_t* x, uint16_t* y, int64_t n) {  \
+    run16_bf16_insn(x, y, n, [](__m512 v) EMBER_CPU_V4 { return k16(v); });           \
   }
 #define EMBER_V4_PICK(name, kind) \
   if (cpu_level() == 2) return name##_##kind##_v4(x, y, n);
+#define EMBER_V4_PICK_BF16(name)                                                      \
+  if (cpu_level() == 2 && has_bf16_insn()) return name##_bf16_v4bf(x, y, n);          \
+  EMBER_V4_PICK(name, bf16)
 #else
 #define EMBER_V4_RUN(name, k16)
 #define EMBER_V4_PICK(name, kind)
+#define EMBER_V4_PICK_BF16(name)
 #endif
 #define EMBER_RUN_F32(name, k16)                                                           \
   namespace {                                                                              \
@@ -423,7 +462,7 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
     name##_clones(x, y, n);                                                                \
   }                                                                                        \
   void name##_bf16(const uint16_t* x, uint16_t* y, int64_t n) {                            \
-    EMBER_V4_PICK(name, bf16)                                                              \
+    EMBER_V4_PICK_BF16(name)                                                               \
     float buf[512];                                                                        \
     for (int64_t i = 0; i < n; i += 512) {                                                 \
       const int64_t m = std::min<int64_t>(512, n - i);                                     \
@@ -441,6 +480,7 @@ EMBER_RUN_F32(log, log16)
 #undef EMBER_RUN_F32
 #undef EMBER_V4_RUN
 #undef EMBER_V4_PICK
+#undef EMBER_V4_PICK_BF16
 
 EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   // Whole blocks of four quarters of the run side by side (see full_block_sums), then the rest.
@@ -628,8 +668,17 @@ EMBER_TARGET_CLONES void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = bf16::to_float(x[i]);
 }
 
-EMBER_TARGET_CLONES void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
+namespace {
+EMBER_TARGET_CLONES void f32_to_bf16_clones(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = bf16::from_float(x[i]);
+}
+}  // namespace
+
+void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2 && has_bf16_insn()) return f32_to_bf16_insn(x, y, n);
+#endif
+  f32_to_bf16_clones(x, y, n);
 }
 
 EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
