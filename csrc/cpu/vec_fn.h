@@ -145,46 +145,50 @@ EMBER_VF float erf(float x) {
   return std::copysign(r, x);  // NaN stays NaN
 }
 
-// gelu, the exact form, x/2 (1 + erf(x / sqrt 2)) = x/2 s, in one form for every x:
-// s = erfc(a) for x < 0 (no 1 + erf cancellation: the negative tail keeps its relative
-// accuracy) and 2 - erfc(a) for x > 0, a = |x| / sqrt 2. erfc(a) = exp(-a^2) Q(t),
-// t = 1 / (1 + 0.6 |x|/2), Q a degree-8 minimax fit over a in [0, 10.25] (relative error
-// 6e-8); a^2 = x^2/2 = -2 (nh + nl) split exactly, nl folded into exp's reduced argument
-// (exp of a^2 rounded would be off by a^2 ulps). x is clamped to [-14.5, 14.5] for erfc:
-// below -14.5 the result is under the smallest subnormal (-0, also at -inf), above 14.5
-// s is 2. The AVX-512 kernel (vec_math.cpp's gelu16) is this, instruction for instruction.
-// gelu's minimax polynomials, highest degree first: e^{2r} for |r| <= ln2 / 4 and Q(t)
+// gelu, the exact form, x/2 (1 + erf(x / sqrt 2)), in one form for every x: x erfc(a)/2
+// for x < 0 (no 1 + erf cancellation: the negative tail keeps its relative accuracy) and
+// x - x erfc(a)/2 for x > 0, a = |x| / sqrt 2. erfc(a)/2 = exp(-a^2) Q(t),
+// t = 1 / (1 + 0.3 |x|), Q a degree-8 minimax fit over a in [0, 10.25] (relative error
+// 6e-8), the 1/2 in its coefficients; -2 a^2 = -x^2 = nh + nl split exactly, nl folded
+// into exp's reduced argument (exp of a^2 rounded would be off by a^2 ulps). x is clamped
+// to [-14.5, 14.5] for erfc: below -14.5 the result is under the smallest subnormal (-0,
+// also at -inf), above 14.5 it is x. The AVX-512 kernel (vec_math.cpp's gelu16) is this,
+// instruction for instruction.
+// gelu's minimax polynomials, highest degree first: e^{s/2} for |s| <= ln2 and Q(t)/2
 // (above); vec_math.cpp's gelu16 evaluates the same ones.
-constexpr float kGeluExp[7] = {0.08855577558279037f, 0.2679942548274994f, 0.6666916012763977f,
-                               1.3333135843276978f, 1.9999996423721313f, 2.0f, 1.0f};
-constexpr float kGeluQ[9] = {0.07681480795145035f,  -0.3386150300502777f, 0.45790377259254456f,
-                             -0.15367956459522247f, 0.2855307161808014f,  0.1891716569662094f,
-                             0.24389053881168365f,  0.23896841704845428f, 1.4743988685950171e-05f};
+constexpr float kGeluExp[7] = {2.162006239814218e-05f, 0.00026171313947997987f,
+                               0.0026042640674859285f, 0.020833024755120277f,
+                               0.12499997764825821f, 0.5f, 1.0f};
+constexpr float kGeluQ[9] = {0.038407403975725174f, -0.16930751502513885f, 0.22895188629627228f,
+                             -0.07683978229761124f, 0.1427653580904007f,   0.0945858284831047f,
+                             0.12194526940584183f,  0.11948420852422714f,  7.371994342975086e-06f};
+// exp's reduction for gelu: n = round(nh / (2 ln2)), s = nh - n 2ln2 (two parts) + nl.
+constexpr float kGeluLog2e = 0.7213475204444817f;  // 1 / (2 ln2)
+constexpr float kGeluLn2Hi = 1.38671875f, kGeluLn2Lo = -4.243888834025711e-4f;  // 2 ln2
 
 EMBER_VF float gelu(float x) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
   const float xm = x < -14.5f ? -14.5f : x;  // NaN: x
-  const float hx = 0.5f * xm;
-  const float he = hx > 7.25f ? 7.25f : hx;
-  const float nh = -(he * he);
-  const float nl = std::fma(-he, he, -nh);  // -he^2 - nh, exactly
-  // exp(2 (nh + nl)) = 2^n e^{2r}, |r| <= ln2 / 4
-  const float tn = nh * 2.88539008177792682f + kMagic;
+  const float v = xm > 14.5f ? 14.5f : xm;
+  const float nh = -(v * v);
+  const float nl = std::fma(-v, v, -nh);  // -v^2 - nh, exactly
+  // exp((nh + nl) / 2) = 2^n e^{s/2}, |s| <= ln2
+  const float tn = nh * kGeluLog2e + kMagic;
   const float n = tn - kMagic;
-  float r = nh - n * 0.3466796875f;
-  r = r - n * -1.06097220e-4f;
-  r = r + nl;
+  float s = nh - n * kGeluLn2Hi;
+  s = s - n * kGeluLn2Lo;
+  s = s + nl;
   float p = kGeluExp[0];
-  for (int k = 1; k < 7; ++k) p = p * r + kGeluExp[k];
+  for (int k = 1; k < 7; ++k) p = p * s + kGeluExp[k];
   // 2^n, n in [-152, 0], as two normal factors
   const int32_t ni = int32_t(to_bits(tn) - to_bits(kMagic));
   const int32_t half = ni >> 1;
   const float ex = p * from_bits(uint32_t(half + 127) << 23) * from_bits(uint32_t(ni - half + 127) << 23);
-  const float t = 1.0f / (1.0f + 0.6f * std::fabs(he));
+  const float t = 1.0f / (1.0f + 0.3f * std::fabs(v));
   float q = kGeluQ[0];
   for (int k = 1; k < 9; ++k) q = q * t + kGeluQ[k];
-  const float ec = ex * q;  // erfc(a)
-  return hx * (x > 0.0f ? 2.0f - ec : ec);
+  const float m = (v * q) * ex;  // x erfc(a) / 2 (subnormal once)
+  return x > 0.0f ? xm - m : m;
 }
 
 // gelu's tanh approximation, PyTorch's formula: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
