@@ -136,6 +136,19 @@ def test_transposed_views_made_contiguous(device, shape, perm, name, rng):
     check_exact(w, want, name, device)
 
 
+@pytest.mark.parametrize("name", ["float32", "int32", "int64", "float16", "uint8"])
+def test_transposes_of_sliced_views_in_whole_and_partial_blocks(device, name, rng):
+    """A transpose copied in blocks (16 x 16 on the CPU) from views whose rows are longer
+    than the block walk (a slice: the source's stride is not its row length), with both
+    dims whole multiples of the block and with ragged edges, batched and not."""
+    if not require_dtype(device, name):
+        return
+    x = rand_array(rng, (3, 70, 90), name)
+    t = ember.tensor(x, device=device)
+    for sl in (np.s_[1, 3:51, 5:69], np.s_[:, 2:66, 7:39], np.s_[0, 4:67, 1:80], np.s_[2, 0:16, 0:16]):
+        check_exact(t[sl].transpose(-1, -2).contiguous(), np.swapaxes(x[sl], -1, -2), name, device)
+
+
 @pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
 def test_metal_copies_a_transpose_in_tiles():
     """A transposed copy runs one threadgroup per 32 x 32 tile (reads and writes both in

@@ -4,6 +4,7 @@
 #include "core/host_cast.h"
 #include "cpu_backend.h"
 #include "elementwise.h"
+#include "vec_math.h"
 
 namespace ember::cpu {
 
@@ -23,6 +24,43 @@ D convert(S x) {
   } else {
     return D(compute_t<S>(x));
   }
+}
+
+// A copy whose last two dims (in dst's memory order) are a transpose: dst steps by 1
+// along the last and src by 1 along the one before (t.T.contiguous(), a permute of the
+// last two dims). Blocks of both dims, tasks of kTransposeBlock dst rows. False when the
+// views are not shaped so.
+template <typename B>
+bool transposed_copy(const B* in, const Layout& src, B* out, const Layout& dst) {
+  const Walk<2> w = merge_dims<2>(dst.shape(), {&src, &dst}, WalkOrder::Memory);
+  const size_t nd = w.shape.size();
+  if (nd < 2 || w.strides[1][nd - 1] != 1 || w.strides[0][nd - 2] != 1) return false;
+  const int64_t rows = w.shape[nd - 2], cols = w.shape[nd - 1];
+  if (rows < kTransposeBlock || cols < kTransposeBlock) return false;
+  const int64_t ls = w.strides[0][nd - 1], ld = w.strides[1][nd - 2];
+  const int64_t blocks = (rows + kTransposeBlock - 1) / kTransposeBlock;
+  const int64_t outer = shape_numel(w.shape) / (rows * cols);
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kTransposeBlock * cols));
+  parallel_for(outer * blocks, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      int64_t o = t / blocks;
+      const int64_t r0 = t % blocks * kTransposeBlock;
+      std::array<int64_t, 2> base = w.offsets;
+      for (size_t d = nd - 2; d-- > 0;) {  // outer number -> offsets
+        const int64_t idx = o % w.shape[d];
+        o /= w.shape[d];
+        for (size_t k = 0; k < 2; ++k) base[k] += idx * w.strides[k][d];
+      }
+      const B* s = in + base[0] + r0;
+      B* d = out + base[1] + r0 * ld;
+      const int64_t n = std::min(kTransposeBlock, rows - r0);
+      if constexpr (sizeof(B) == 4)
+        transpose_u32(reinterpret_cast<const uint32_t*>(s), ls, reinterpret_cast<uint32_t*>(d), ld, n, cols);
+      else
+        transpose_blocks(s, ls, d, ld, n, cols);
+    }
+  });
+  return true;
 }
 
 }  // namespace
@@ -78,6 +116,7 @@ void CpuStorage::copy_strided(const Layout& src, BackendStorage& dst,
   // Copies move bits, so one loop per element size serves every dtype.
   auto go = [&](auto tag) {
     using B = decltype(tag);
+    if (transposed_copy(ptr<B>(), src, as_cpu(dst).ptr<B>(), dst_layout)) return;
     map1(ptr<B>(), src, as_cpu(dst).ptr<B>(), dst_layout, [](B x) { return x; });
   };
   switch (es) {

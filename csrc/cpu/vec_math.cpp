@@ -301,6 +301,45 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m256i bf16_round16(__m512 v
   return _mm512_cvtepi32_epi16(r);
 }
 
+// dst[j * ld + i] = src[i * ls + j] for a 16 x 16 block: rows in, columns out, through
+// pairs of 32-bit, 64-bit and two rounds of 128-bit interleaves (64 shuffles).
+EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16(const uint32_t* src,
+                                                                       int64_t ls, uint32_t* dst,
+                                                                       int64_t ld) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ls);
+  for (int i = 0; i < 16; i += 2) {  // per 128-bit lane k: rows i, i+1 at columns 4k..4k+3
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // lane k of r[i + m]: column 4k + m of rows i..i+3
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8)  // columns m and m + 8 (0x88), m + 4 and m + 12 (0xDD)
+    for (int m = 0; m < 4; ++m) {
+      t[h + m] = _mm512_shuffle_f32x4(r[h + m], r[h + 4 + m], 0x88);
+      t[h + 4 + m] = _mm512_shuffle_f32x4(r[h + m], r[h + 4 + m], 0xDD);
+    }
+  for (int m = 0; m < 8; ++m) {  // columns m and m + 8, each from t[m] (rows 0-7), t[8 + m]
+    _mm512_storeu_ps(dst + m * ld, _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88));
+    _mm512_storeu_ps(dst + (m + 8) * ld, _mm512_shuffle_f32x4(t[m], t[8 + m], 0xDD));
+  }
+}
+
+EMBER_CPU_V4 void transpose_u32_v4(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld,
+                                   int64_t rows, int64_t cols) {
+  const int64_t rb = rows / 16 * 16, cb = cols / 16 * 16;
+  for (int64_t r0 = 0; r0 < rb; r0 += 16)
+    for (int64_t c0 = 0; c0 < cb; c0 += 16)
+      transpose16x16(src + r0 + c0 * ls, ls, dst + r0 * ld + c0, ld);
+  // the edges: columns past cb for every row, rows past rb for the rest
+  if (cb < cols) transpose_blocks(src + cb * ls, ls, dst + cb, ld, rows, cols - cb);
+  if (rb < rows) transpose_blocks(src + rb, ls, dst + rb * ld, ld, rows - rb, cb);
+}
+
 // CPUs with AVX512-BF16 round 16 floats in one instruction, vcvtneps2bf16: to nearest
 // even, a NaN made quiet as bf16::from_float does, but subnormal inputs flushed to zero
 // whatever MXCSR says. Lanes holding a subnormal (rare) take bf16_round16's rounding.
@@ -742,7 +781,15 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f16::from_float(x[i]);
 }
 
-EMBER_TARGET_CLONES int64_t find_f32(const float* x, int64_t n, float v) {
+EMBER_TARGET_CLONES void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
+                   int64_t cols) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return transpose_u32_v4(src, ls, dst, ld, rows, cols);
+#endif
+  transpose_blocks(src, ls, dst, ld, rows, cols);
+}
+
+int64_t find_f32(const float* x, int64_t n, float v) {
   // blocks of 64 tested branch-free (vectorised), the hit located within its block
   constexpr int64_t kB = 64;
   const bool nan = v != v;

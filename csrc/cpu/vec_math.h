@@ -79,6 +79,27 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n);
 // The first index of v in a dense run (of a NaN when v is NaN), n when absent.
 int64_t find_f32(const float* x, int64_t n, float v);
 
+// dst[r * ld + c] = src[r + c * ls] for r < rows, c < cols: a transpose of elements of
+// B's size (their bits, any dtype), walked in kTransposeBlock x kTransposeBlock blocks so
+// that each cache line read or written is used whole while it is in cache (a walk along
+// dst's rows reads one src element per line, and with power-of-two strides every line
+// falls in one L1 set). 4-byte elements are transposed 16 x 16 in registers on AVX-512
+// CPUs (transpose_u32).
+constexpr int64_t kTransposeBlock = 16;
+template <typename B>
+void transpose_blocks(const B* src, int64_t ls, B* dst, int64_t ld, int64_t rows, int64_t cols) {
+  for (int64_t c0 = 0; c0 < cols; c0 += kTransposeBlock) {
+    const int64_t c1 = c0 + kTransposeBlock < cols ? c0 + kTransposeBlock : cols;
+    for (int64_t r0 = 0; r0 < rows; r0 += kTransposeBlock) {
+      const int64_t r1 = r0 + kTransposeBlock < rows ? r0 + kTransposeBlock : rows;
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) dst[r * ld + c] = src[r + c * ls];
+    }
+  }
+}
+void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
+                   int64_t cols);
+
 // Folds a dense run of int64 into *lo (the smallest so far) and *hi (the largest).
 void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi);
 
