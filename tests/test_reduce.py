@@ -17,6 +17,7 @@ from helpers import (
     rand_array,
     require_dtype,
     rounded,
+    run_python,
     to_ember,
 )
 from hypothesis import given, settings
@@ -444,6 +445,39 @@ def test_reductions_over_outer_dims(device, shape, dim, name, rng):
                                    rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(t.var(dim).numpy(), x.astype(np.float64).var(axis=axis, ddof=1),
                                    rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,dim", [((1000, 300), 0), ((7, 333, 64), 1), ((90, 5, 2100), (0, 1)),
+                                       ((3, 41, 4, 70), (1, 3))])  # fmt: skip
+def test_float32_column_sums_and_norms_are_accurate(device, shape, dim, rng):
+    """Sums, means and 2-norms down columns (a first, a middle and several dims) of values
+    of mixed sign and size: within a few float32 ulps of the float64 result, scaled by
+    the sum of magnitudes (no cancellation is hidden), past one block of rows and of
+    columns and with partial ones."""
+    x = (rng.standard_normal(shape) * np.exp(rng.uniform(-4, 4, shape))).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    x64 = x.astype(np.float64)
+    scale = np.abs(x64).sum(axis=dim)
+    assert np.all(np.abs(t.sum(dim).numpy() - x64.sum(axis=dim)) <= 4e-7 * scale + 1e-30)
+    count = x.size // scale.size
+    assert np.all(np.abs(t.mean(dim).numpy() - x64.mean(axis=dim)) <= 4e-7 * scale / count + 1e-30)
+    want = np.sqrt((x64 * x64).sum(axis=dim))
+    np.testing.assert_allclose(t.norm(dim=dim).numpy(), want, rtol=4e-7)
+
+
+def test_cpu_column_sums_do_not_depend_on_the_thread_count():
+    """The same bits from one thread and from two: column sums split over the reduced dim
+    into parts fixed by the shape, summed in blocks fixed by the shape."""
+    code = """
+        import ember, numpy as np, hashlib
+        x = np.random.default_rng(3).standard_normal((3000, 5, 40)).astype(np.float32)
+        t = ember.tensor(x)
+        outs = [t.sum(0), t.sum((0, 1)), t.norm(dim=0), t.sum(1), t[:, :2].sum(0)]
+        print(hashlib.sha256(b"".join(o.numpy().tobytes() for o in outs)).hexdigest())
+    """
+    runs = [run_python(code, env={"EMBER_NUM_THREADS": n}) for n in ("1", "2")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    assert runs[0].stdout == runs[1].stdout
 
 
 # Few outputs of many elements each (one long row, a few long rows or columns): a GPU

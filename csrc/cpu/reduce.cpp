@@ -343,11 +343,43 @@ int64_t unravel(int64_t o, const Shape& shape, const Strides& strides) {
   return off;
 }
 
-// accs[j] takes row[j], j < m: the column walk's step, built per ISA level so that sums
-// and max/min vectorise across the outputs.
+// accs[j] takes p[i * stride + j], j < m, for the n rows i < n (reduced positions r + i):
+// the column walk's steps along the innermost reduced dim, built per ISA level so that
+// sums and max/min vectorise across the outputs (one call per run of rows: short rows of
+// outputs cost a call each otherwise).
 EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T>, , column_add,
-                 (A* accs, const T* row, int64_t m, int64_t r), (accs, row, m, r),
-                 { for (int64_t j = 0; j < m; ++j) accs[j].add_one(row[j], r); })
+                 (A* accs, const T* p, int64_t m, int64_t stride, int64_t n, int64_t r),
+                 (accs, p, m, stride, n, r), {
+                   for (int64_t i = 0; i < n; ++i, p += stride)
+                     for (int64_t j = 0; j < m; ++j) accs[j].add_one(p[j], r + i);
+                 })
+
+// float32 sums (of squares, kSq) down columns, the column walk's steps for SumAcc: blocks
+// of up to kColBlock rows summed in float lanes across the m <= kColMax outputs, each
+// block's sums then added to the double totals (a 32-term float sum per block, as each
+// lane of a block of sum_f32; a double per element costs twice the vector work).
+constexpr int64_t kColBlock = 32, kColMax = 2048;
+EMBER_CPU_LEVELS(template <bool kSq>, <kSq>, column_sum_f32,
+                 (SumAcc<float EMBER_COMMA kSq>* accs, const float* p, int64_t m, int64_t stride,
+                  int64_t n),
+                 (accs, p, m, stride, n), {
+                   float s[kColMax];
+                   for (int64_t i0 = 0; i0 < n; i0 += kColBlock) {
+                     const int64_t nb = std::min(kColBlock, n - i0);
+                     const float* q = p + i0 * stride;
+                     for (int64_t j = 0; j < m; ++j) s[j] = kSq ? q[j] * q[j] : q[j];
+                     for (int64_t i = 1; i < nb; ++i) {
+                       q += stride;
+                       for (int64_t j = 0; j < m; ++j) s[j] += kSq ? q[j] * q[j] : q[j];
+                     }
+                     for (int64_t j = 0; j < m; ++j) accs[j].total += double(s[j]);
+                   }
+                 })
+
+template <typename A>
+struct is_float_sum : std::false_type {};
+template <bool kSq>
+struct is_float_sum<SumAcc<float, kSq>> : std::true_type {};
 
 // Many short dense rows (one outer dim): each row's accumulator inline, the loop built
 // per ISA level.
@@ -405,7 +437,7 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
     // blocks and the outer positions. When those are fewer than kTasks, the reduced steps
     // split too, into parts fixed by the shape (never by the thread count, so results do
     // not depend on it), each part with accumulators of its own, merged in order.
-    constexpr int64_t kCols = 2048, kTasks = 16, kMinPart = 128;
+    constexpr int64_t kCols = kColMax, kTasks = 16, kMinPart = 128;
     const int64_t blocks = (p.inner + kCols - 1) / kCols;
     const int64_t groups = shape_numel(p.outer) * blocks;
     const int64_t parts =
@@ -431,9 +463,19 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
                        rest /= sh[size_t(d)];
                        off += idx[size_t(d)] * st[size_t(d)];
                      }
-                     for (int64_t r = r0; r < r1; ++r) {
-                       column_add(accs.data(), data + off, m, r);
-                       for (size_t d = sh.size(); d-- > 0;) {  // odometer over the reduced dims
+                     const size_t last = sh.size() - 1;
+                     for (int64_t r = r0; r < r1;) {  // runs along the innermost reduced dim
+                       const int64_t n = std::min(r1 - r, sh[last] - idx[last]);
+                       if constexpr (is_float_sum<A>::value)
+                         column_sum_f32(accs.data(), data + off, m, st[last], n);
+                       else
+                         column_add(accs.data(), data + off, m, st[last], n, r);
+                       r += n;
+                       off += n * st[last];
+                       if ((idx[last] += n) < sh[last]) break;  // r == r1
+                       off -= sh[last] * st[last];
+                       idx[last] = 0;
+                       for (size_t d = last; d-- > 0;) {  // odometer over the outer reduced dims
                          off += st[d];
                          if (++idx[d] < sh[d]) break;
                          off -= sh[d] * st[d];
