@@ -465,6 +465,24 @@ def test_float32_column_sums_and_norms_are_accurate(device, shape, dim, rng):
     np.testing.assert_allclose(t.norm(dim=dim).numpy(), want, rtol=4e-7)
 
 
+@pytest.mark.parametrize("shape,dim", [((70, 130), 0), ((3, 45, 200), 1), ((40, 3, 64), (0, 1))])
+def test_amax_amin_down_columns_with_nan_and_infinities(device, shape, dim, rng):
+    """amax/amin over a first, a middle and several dims (columns: whole 64-output chunks
+    and a remainder, row blocks and a partial one): a NaN anywhere down a column (its
+    first, a middle or its last row) makes it NaN, infinities win, as numpy."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    flat = np.moveaxis(x, dim if isinstance(dim, int) else dim[0], 0)
+    flat[0, ..., 1] = np.nan
+    flat[-1, ..., 2] = np.nan
+    flat[flat.shape[0] // 2, ..., 3] = np.nan
+    flat[5, ..., 4] = np.inf
+    flat[7, ..., 5] = -np.inf
+    flat[..., 6] = -np.inf
+    t = ember.tensor(x, device=device)
+    for op in ("amax", "amin"):
+        np.testing.assert_array_equal(getattr(t, op)(dim).numpy(), getattr(np, op)(x, axis=dim))
+
+
 def test_cpu_column_sums_do_not_depend_on_the_thread_count():
     """The same bits from one thread and from two: column sums split over the reduced dim
     into parts fixed by the shape, summed in blocks fixed by the shape."""

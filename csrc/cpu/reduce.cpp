@@ -1,6 +1,7 @@
 // Reductions over the trailing dims of a view: sum, max, min, argmax, argmin.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -354,32 +355,74 @@ EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T>, , column_add,
                      for (int64_t j = 0; j < m; ++j) accs[j].add_one(p[j], r + i);
                  })
 
-// float32 sums (of squares, kSq) down columns, the column walk's steps for SumAcc: blocks
-// of up to kColBlock rows summed in float lanes across the m <= kColMax outputs, each
-// block's sums then added to the double totals (a 32-term float sum per block, as each
-// lane of a block of sum_f32; a double per element costs twice the vector work).
-constexpr int64_t kColBlock = 32, kColMax = 2048;
-EMBER_CPU_LEVELS(template <bool kSq>, <kSq>, column_sum_f32,
-                 (SumAcc<float EMBER_COMMA kSq>* accs, const float* p, int64_t m, int64_t stride,
-                  int64_t n),
-                 (accs, p, m, stride, n), {
-                   float s[kColMax];
-                   for (int64_t i0 = 0; i0 < n; i0 += kColBlock) {
-                     const int64_t nb = std::min(kColBlock, n - i0);
-                     const float* q = p + i0 * stride;
-                     for (int64_t j = 0; j < m; ++j) s[j] = kSq ? q[j] * q[j] : q[j];
-                     for (int64_t i = 1; i < nb; ++i) {
-                       q += stride;
-                       for (int64_t j = 0; j < m; ++j) s[j] += kSq ? q[j] * q[j] : q[j];
-                     }
-                     for (int64_t j = 0; j < m; ++j) accs[j].total += double(s[j]);
+// float32 column kernels for the column walk: s[j] = fold of s[j] and p[i * stride + j]
+// over the rows i < n, j < m, by kOp (sum, sum of squares, max, min: a NaN, once taken,
+// stays). Chunks of 64 outputs stay in eight 8-lane registers while the rows pass (a fold
+// through memory costs a load and a store per vector: more than the fold itself).
+enum ColumnOp { kFoldSum, kFoldSumSq, kFoldMax, kFoldMin };
+typedef float ColV8 __attribute__((vector_size(32)));
+template <int kOp, typename V>
+__attribute__((always_inline)) inline V column_step(V a, V v) {
+  if constexpr (kOp == kFoldSum) {
+    return a + v;
+  } else if constexpr (kOp == kFoldSumSq) {
+    return a + v * v;
+  } else {
+    const V m = kOp == kFoldMax ? (v > a ? v : a) : (v < a ? v : a);
+    return v != v ? v : m;
+  }
+}
+EMBER_CPU_LEVELS(template <int kOp>, <kOp>, column_f32,
+                 (float* s, const float* p, int64_t m, int64_t stride, int64_t n),
+                 (s, p, m, stride, n), {
+                   int64_t j = 0;
+                   for (; j + 64 <= m; j += 64) {
+                     ColV8 a[8];
+                     std::memcpy(a, s + j, sizeof a);
+                     const float* q = p + j;
+                     for (int64_t i = 0; i < n; ++i, q += stride)
+                       for (int k = 0; k < 8; ++k) {
+                         ColV8 v;
+                         std::memcpy(&v, q + 8 * k, sizeof v);
+                         a[k] = column_step<kOp>(a[k], v);
+                       }
+                     std::memcpy(s + j, a, sizeof a);
+                   }
+                   for (; j < m; ++j) {
+                     float a = s[j];
+                     for (int64_t i = 0; i < n; ++i) a = column_step<kOp>(a, p[i * stride + j]);
+                     s[j] = a;
                    }
                  })
 
+// The column walk's steps for float32 sums and max/min through column_f32: sums in float
+// blocks of up to kColBlock rows, each block added to the double totals (the error class
+// of a dense run's sum, 32-term float sums; a double per element costs twice the vector
+// work), max/min straight into their values. Other accumulators: column_add.
+constexpr int64_t kColBlock = 32, kColMax = 2048;
 template <typename A>
-struct is_float_sum : std::false_type {};
+struct ColumnF32 : std::false_type {};
 template <bool kSq>
-struct is_float_sum<SumAcc<float, kSq>> : std::true_type {};
+struct ColumnF32<SumAcc<float, kSq>> : std::true_type {
+  static void add(SumAcc<float, kSq>* accs, const float* p, int64_t m, int64_t stride, int64_t n) {
+    float s[kColMax];
+    for (int64_t i0 = 0; i0 < n; i0 += kColBlock) {
+      std::fill(s, s + m, 0.0f);
+      column_f32<kSq ? kFoldSumSq : kFoldSum>(s, p + i0 * stride, m, stride, std::min(kColBlock, n - i0));
+      for (int64_t j = 0; j < m; ++j) accs[j].total += double(s[j]);
+    }
+  }
+};
+template <bool kMax>
+struct ColumnF32<ValueAcc<float, kMax>> : std::true_type {
+  static void add(ValueAcc<float, kMax>* accs, const float* p, int64_t m, int64_t stride, int64_t n) {
+    float s[kColMax];
+    for (int64_t j = 0; j < m; ++j) s[j] = accs[j].best;
+    for (int64_t i0 = 0; i0 < n; i0 += kColBlock)  // row blocks: the chunks share their lines
+      column_f32<kMax ? kFoldMax : kFoldMin>(s, p + i0 * stride, m, stride, std::min(kColBlock, n - i0));
+    for (int64_t j = 0; j < m; ++j) accs[j].best = s[j];
+  }
+};
 
 // Many short dense rows (one outer dim): each row's accumulator inline, the loop built
 // per ISA level.
@@ -466,8 +509,8 @@ void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result
                      const size_t last = sh.size() - 1;
                      for (int64_t r = r0; r < r1;) {  // runs along the innermost reduced dim
                        const int64_t n = std::min(r1 - r, sh[last] - idx[last]);
-                       if constexpr (is_float_sum<A>::value)
-                         column_sum_f32(accs.data(), data + off, m, st[last], n);
+                       if constexpr (ColumnF32<A>::value)
+                         ColumnF32<A>::add(accs.data(), data + off, m, st[last], n);
                        else
                          column_add(accs.data(), data + off, m, st[last], n, r);
                        r += n;
