@@ -80,8 +80,9 @@ def test_sort_every_dim_and_layout(device, dtype, dim, descending, kind, rng):
 @pytest.mark.parametrize("n", [2, 33, 64, 65, 200, 1000, 5000, 20_000])
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_long_rows(device, dtype, n, descending, rng):
-    """Rows of every length class (sorts change algorithm with length: the CPU ranks rows
-    of up to 64 by counting, sorts up to 255 by comparisons and longer ones by radix
+    """Rows of every length class (sorts change algorithm with length: the CPU sorts rows
+    of up to 255 with x86-simd-sort's AVX-512 quicksort where it can, else ranks rows of
+    up to 64 by counting and sorts up to 255 by comparisons, and longer ones by radix
     passes; Metal sorts few rows of 2^14 or more by radix passes over the whole GPU)."""
     if not require_dtype(device, dtype):
         return

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu_backend.h"
+#include "simd_sort.h"
 #include "elementwise.h"
 #include "rows.h"
 #include "strided.h"
@@ -186,8 +187,9 @@ void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
   if (src != a.data()) a.swap(tmp);
 }
 
-// Rows at least this long take the radix passes; rows up to kRankMax are ranked by
-// counting; the others take a comparison sort.
+// Rows at least this long take the radix passes; shorter ones x86-simd-sort's AVX-512
+// quicksort (sorting networks in registers) where the CPU has it, else rows up to kRankMax
+// are ranked by counting and the others take a comparison sort.
 constexpr int64_t kRadixMin = 256, kRankMax = 64;
 
 // out[rank of a[i]] = a[i] for n <= kRankMax distinct keys, the rank counted against every
@@ -216,6 +218,7 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
       for (int64_t i = 0; i < n; ++i) a[size_t(i)] = packed_rank<T, kDesc>(x[i * stride], i);
       if (n >= kRadixMin) {
         radix_sort_keys(a, tmp);
+      } else if (simd_sort_u64(a.data(), n)) {  // AVX-512: sorting networks in registers
       } else if (n <= kRankMax) {
         tmp.resize(size_t(n));
         rank_sort_short(a.data(), n, tmp.data());
