@@ -43,14 +43,8 @@ bool transposed_copy(const B* in, const Layout& src, B* out, const Layout& dst) 
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kTransposeBlock * cols));
   parallel_for(outer * blocks, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
-      int64_t o = t / blocks;
       const int64_t r0 = t % blocks * kTransposeBlock;
-      std::array<int64_t, 2> base = w.offsets;
-      for (size_t d = nd - 2; d-- > 0;) {  // outer number -> offsets
-        const int64_t idx = o % w.shape[d];
-        o /= w.shape[d];
-        for (size_t k = 0; k < 2; ++k) base[k] += idx * w.strides[k][d];
-      }
+      const std::array<int64_t, 2> base = outer_offsets(w, nd - 2, t / blocks);
       const B* s = in + base[0] + r0;
       B* d = out + base[1] + r0 * ld;
       const int64_t n = std::min(kTransposeBlock, rows - r0);

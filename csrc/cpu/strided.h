@@ -33,6 +33,18 @@ Walk<N> merge_dims(const Shape& shape, const std::array<const Layout*, N>& views
   return w;
 }
 
+// Each view's offset of outer position o, row-major over w's first `dims` dims.
+template <size_t N>
+std::array<int64_t, N> outer_offsets(const Walk<N>& w, size_t dims, int64_t o) {
+  std::array<int64_t, N> base = w.offsets;
+  for (size_t d = dims; d-- > 0;) {
+    const int64_t idx = o % w.shape[d];
+    o /= w.shape[d];
+    for (size_t k = 0; k < N; ++k) base[k] += idx * w.strides[k][d];
+  }
+  return base;
+}
+
 // Rows and columns of one tile of a transposed walk (see walk).
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileCols = 128;
@@ -89,15 +101,9 @@ void walk(const Shape& shape, const std::array<const Layout*, N>& views, Row&& r
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kTileRows * kTileCols));
     parallel_for(outer * per_outer, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t t = lo; t < hi; ++t) {
-        int64_t o = t / per_outer;
         const int64_t rem = t % per_outer;
         const int64_t r0 = (rem / tiles_c) * kTileRows, c0 = (rem % tiles_c) * kTileCols;
-        std::array<int64_t, N> base = w.offsets;
-        for (size_t d = nd - 2; d-- > 0;) {  // outer number -> offsets
-          const int64_t idx = o % w.shape[d];
-          o /= w.shape[d];
-          for (size_t k = 0; k < N; ++k) base[k] += idx * w.strides[k][d];
-        }
+        const std::array<int64_t, N> base = outer_offsets(w, nd - 2, t / per_outer);
         const int64_t n = std::min(kTileCols, inner - c0);
         for (int64_t r = r0; r < std::min(rows, r0 + kTileRows); ++r) {
           std::array<int64_t, N> off;
