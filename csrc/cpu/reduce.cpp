@@ -357,8 +357,11 @@ EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T>, , column_add,
 
 // float32 column kernels for the column walk: s[j] = fold of s[j] and p[i * stride + j]
 // over the rows i < n, j < m, by kOp (sum, sum of squares, max, min: a NaN, once taken,
-// stays). Chunks of 64 outputs stay in eight 8-lane registers while the rows pass (a fold
-// through memory costs a load and a store per vector: more than the fold itself).
+// stays). Up to kRegCols outputs: chunks of 64 stay in eight 8-lane registers while the
+// rows pass (a fold through memory costs a load and a store per vector: more than the
+// fold itself). Wider rows fold through s row by row: the rows are then read whole, in
+// memory order, which streams from memory where chunks a page apart would not.
+constexpr int64_t kRegCols = 128;
 enum ColumnOp { kFoldSum, kFoldSumSq, kFoldMax, kFoldMin };
 typedef float ColV8 __attribute__((vector_size(32)));
 template <int kOp, typename V>
@@ -375,6 +378,11 @@ __attribute__((always_inline)) inline V column_step(V a, V v) {
 EMBER_CPU_LEVELS(template <int kOp>, <kOp>, column_f32,
                  (float* s, const float* p, int64_t m, int64_t stride, int64_t n),
                  (s, p, m, stride, n), {
+                   if (m > kRegCols) {
+                     for (int64_t i = 0; i < n; ++i, p += stride)
+                       for (int64_t j = 0; j < m; ++j) s[j] = column_step<kOp>(s[j], p[j]);
+                     return;
+                   }
                    int64_t j = 0;
                    for (; j + 64 <= m; j += 64) {
                      ColV8 a[8];
