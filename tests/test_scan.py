@@ -72,11 +72,13 @@ def test_scan_every_dim_and_layout(device, dtype, op, dim, rng):
 @pytest.mark.parametrize("op", ["cumsum", "cumprod"])
 @pytest.mark.parametrize(
     "shape, dim",
-    [((3000,), 0), ((2, 1500), 1), ((700, 3), 0), ((50, 37), 1), ((1 << 17,), 0), ((1, 70_001), 1)],
+    [((3000,), 0), ((2, 1500), 1), ((700, 3), 0), ((50, 37), 1), ((1 << 17,), 0), ((1, 70_001), 1),
+     ((3, 100_000), 1), ((100_000, 2), 0)],
 )
 def test_scan_long_and_many_rows(device, dtype, op, shape, dim, rng):
-    """Rows longer than a GPU block's tile, many short rows, and one row long enough to
-    split over threads or blocks (a scan of parts from their totals)."""
+    """Rows longer than a GPU block's tile, many short rows, and rows long enough to split
+    over threads or blocks (a scan of parts from their totals; on CUDA few long rows,
+    dense or strided, take a device-wide scan each)."""
     if not require_dtype(device, dtype):
         return
     if op == "cumprod":  # values near 1 keep long products finite

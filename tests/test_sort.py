@@ -83,7 +83,8 @@ def test_sort_long_rows(device, dtype, n, descending, rng):
     """Rows of every length class (sorts change algorithm with length: the CPU sorts rows
     of up to 255 with x86-simd-sort's AVX-512 quicksort where it can, else ranks rows of
     up to 64 by counting and sorts up to 255 by comparisons, and longer ones by radix
-    passes; Metal sorts few rows of 2^14 or more by radix passes over the whole GPU)."""
+    passes; Metal sorts few rows of 2^14 or more by radix passes over the whole GPU, CUDA
+    few rows of 2^12 a row or more, here 20_000, by a device-wide radix sort each)."""
     if not require_dtype(device, dtype):
         return
     for kind in ("normal", "small"):
@@ -177,6 +178,24 @@ def test_topk_of_long_rows(device, dtype, largest, rng):
             want = np.take(idx, np.arange(k), axis=dim)
             check_exact(r.indices, want, "int64", device)
             check_exact(r.values, np.take_along_axis(x, want, dim), dtype, device)
+
+
+@pytest.mark.parametrize("name", ["float32", "int64", "bfloat16", "uint8"])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_many_spread_rows(device, name, largest, rng):
+    """Many rows of spread values (a selection by radix digits narrows to few keys after
+    its first digit), dense and transposed, k small and large, against the stable sort."""
+    if not require_dtype(device, name):
+        return
+    x = rand_array(rng, (200, 1500), name)
+    t = to_ember(x, name, device)
+    for view, xv, dim in ((t, x, 1), (t.T, x.T, 0)):
+        idx = ref_argsort(xv, dim, descending=largest)
+        for k in (1, 10, 500):
+            r = view.topk(k, dim, largest=largest)
+            want = np.take(idx, np.arange(k), axis=dim)
+            check_exact(r.indices, want, "int64", device)
+            check_exact(r.values, np.take_along_axis(xv, want, dim), name, device)
 
 
 @pytest.mark.parametrize("k", [-1, 6, 100])

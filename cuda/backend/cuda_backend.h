@@ -177,6 +177,10 @@ class CudaStorage : public BackendStorage {
                         BackendStorage& dst) const override;
   bool reduce_var(const Layout& src, int64_t reduced_dims, double correction, bool root,
                   BackendStorage& dst) const override;
+  // topk by radix selection, a block per row (sort.cu); false for few long rows
+  // (row_pass), which core sorts with a device-wide sort each.
+  bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
+            BackendStorage& indices) const override;
   EMBER_BACKEND_STORAGE_OPS
 
  private:

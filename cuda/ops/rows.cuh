@@ -29,6 +29,32 @@ __device__ __forceinline__ int64_t row_start(const RowView& r, int64_t row) {
   return base[0];
 }
 
+// Where row `row` of `src` starts, in elements, on the host: for the few rows that take
+// device-wide passes one after another.
+inline int64_t host_row_start(const Layout& src, int64_t row) {
+  int64_t off = src.offset();
+  for (int64_t d = src.ndim() - 2; d >= 0; --d) {
+    const int64_t size = src.dim(d);
+    off += (row % size) * src.strides()[size_t(d)];
+    row /= size;
+  }
+  return off;
+}
+
+// The one choice between the two shapes of a scan or sort along rows. A block per row
+// runs a row on one SM: fine while the rows fill the GPU, but one row of 2^24 then scans
+// at one SM's speed (a few GB/s) and sorts at about 10^8 keys a second. Few long rows
+// instead take a device-wide pass each (CUB's decoupled look-back scan, its onesweep
+// radix sort), one after another: about 10 us of launches a row for the scan, 30 us for
+// the sort, so a row must be long enough to repay them (2^15 elements for a scan, 2^12
+// for a sort, per row taken this way), and rows are few (at most 64) so that the
+// launches stay short of what a block per row costs.
+enum class RowPass { PerBlock, DeviceWide };
+inline RowPass row_pass(const RowView& r, bool sort) {
+  const int64_t per_row = sort ? int64_t(1) << 12 : int64_t(1) << 15;
+  return r.count <= std::min<int64_t>(64, r.n / per_row) ? RowPass::DeviceWide : RowPass::PerBlock;
+}
+
 // Stream-ordered scratch memory of one op, freed after the work queued on the stream.
 class Scratch {
  public:

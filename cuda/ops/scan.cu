@@ -1,10 +1,14 @@
 // cumsum / cumprod along the last dim: one block per row, tiles of the row scanned with
-// cub::BlockScan and chained by a running carry. 16-bit floats accumulate in float,
+// cub::BlockScan and chained by a running carry; few long rows a cub::DeviceScan each
+// (row_pass). 16-bit floats accumulate in float,
 // integers in an unsigned type (overflow wraps, as on the CPU). nonzero's compaction:
 // cub::DeviceSelect::Flagged of the positions 0, 1, ... by the mask's bytes.
 #include <thrust/iterator/counting_iterator.h>
 
+#include <thrust/iterator/transform_iterator.h>
+
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <iterator>
 #include <optional>
@@ -78,6 +82,95 @@ __global__ void __launch_bounds__(kThreads) scan_rows(const T* src, RowView r, T
       __syncthreads();  // temp is reused by the next tile
     }
   }
+}
+
+// A device-wide scan is compiled once per accumulator type (four), not per dtype: its
+// input reads element i of a strided row as the accumulator, its output writes each
+// result in the row's dtype, both picking the element type by a (warp-uniform) switch.
+template <typename A, typename F>
+__device__ __forceinline__ decltype(auto) with_elem(DType d, F&& f) {
+  if constexpr (std::is_same_v<A, float>) {
+    if (d == DType::F16) return f(half{});
+    if (d == DType::BF16) return f(bf16{});
+    return f(float{});
+  } else if constexpr (std::is_same_v<A, double>) {
+    return f(double{});
+  } else if constexpr (std::is_same_v<A, uint64_t>) {
+    return f(int64_t{});
+  } else {
+    static_assert(std::is_same_v<A, uint32_t>);
+    if (d == DType::I32) return f(int32_t{});
+    if (d == DType::U32) return f(uint32_t{});
+    return f(uint8_t{});
+  }
+}
+
+template <typename A>
+struct LoadRow {
+  const void* row;
+  int64_t stride;
+  DType d;
+  __device__ A operator()(int64_t i) const {
+    return with_elem<A>(d, [&](auto tag) {
+      using T = decltype(tag);
+      return load_acc<T, A>(static_cast<const T*>(row)[i * stride]);
+    });
+  }
+};
+
+template <typename A>
+class StoreRow {
+ public:
+  struct Ref {
+    void* p;
+    int64_t i;
+    DType d;
+    __device__ Ref& operator=(A v) {
+      with_elem<A>(d, [&](auto tag) {
+        using T = decltype(tag);
+        static_cast<T*>(p)[i] = store_acc<T, A>(v);
+      });
+      return *this;
+    }
+  };
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = A;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = Ref;
+
+  __host__ __device__ StoreRow(void* row, int64_t first, DType d) : row_(row), first_(first), d_(d) {}
+  __host__ __device__ Ref operator[](difference_type i) const { return Ref{row_, first_ + i, d_}; }
+  __host__ __device__ Ref operator*() const { return (*this)[0]; }
+  __host__ __device__ StoreRow operator+(difference_type n) const {
+    return StoreRow(row_, first_ + n, d_);
+  }
+
+ private:
+  void* row_;
+  int64_t first_;
+  DType d_;
+};
+
+// Each of the few long rows as one device-wide scan (rows one after another on the
+// stream, one temporary buffer for all).
+template <typename A, bool kProd>
+void scan_device_wide(CudaDevice& dev, const Layout& src, DType d, const void* in, void* out,
+                      size_t elem) {
+  const RowView r = row_view(kProd ? "cumprod" : "cumsum", src);
+  auto run = [&](void* temp, size_t& bytes, int64_t row) {
+    const char* x = static_cast<const char*>(in) + host_row_start(src, row) * int64_t(elem);
+    char* y = static_cast<char*>(out) + row * r.n * int64_t(elem);
+    const auto items = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                                       LoadRow<A>{x, r.stride, d});
+    return cub::DeviceScan::InclusiveScan(temp, bytes, items, StoreRow<A>(y, 0, d),
+                                          Combine<kProd>{}, r.n, dev.stream());
+  };
+  size_t bytes = 0;
+  check(run(nullptr, bytes, 0), "cub::DeviceScan (temporary storage size)", &dev);
+  Scratch temp(dev, std::max<size_t>(bytes, 1));
+  for (int64_t row = 0; row < r.count; ++row)
+    check(run(temp.as<void>(), bytes, row), "cub::DeviceScan", &dev);
 }
 
 template <typename T, bool kProd>
@@ -221,6 +314,18 @@ void CudaStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const 
   const RowView r = row_view(name, src);
   if (r.count == 0) return;
   GpuScope scope(cuda().gpu());
+  if (row_pass(r, false) == RowPass::DeviceWide) {
+    dispatch(dtype_, [&](auto tag) {
+      using A = scan_acc_t<decltype(tag)>;
+      const size_t elem = dtype_size(dtype_);
+      if (op == ScanOp::Sum)
+        scan_device_wide<A, false>(cuda(), src, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(), elem);
+      else
+        scan_device_wide<A, true>(cuda(), src, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(), elem);
+    });
+    cuda().check_launch(name);
+    return;
+  }
   dispatch(dtype_, [&](auto tag) {
     using T = decltype(tag);
     T* out = as_cuda(dst).ptr<T>();
