@@ -341,6 +341,34 @@ def test_gather_out_of_range(device):
     assert info.value.op == "gather"
 
 
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+def test_gather_names_the_bad_id_wherever_it_is(device, id_dtype, rng):
+    """The CPU checks a gather's ids in the same pass that reads them (the read of a bad id
+    stays in bounds): the error still names the bad id, whether it sits in a dense run, a
+    strided view of the ids, a broadcast or a tail, for every id dtype; good ids after a
+    failed call gather as before."""
+    size = 200 if id_dtype == "uint8" else 300  # uint8 ids reach 255 at most
+    x = rng.standard_normal((40, size)).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    good = rng.integers(0, size, size=(40, 600))
+    big = 255 if id_dtype == "uint8" else 1000
+    bads = [(5, 17, size if id_dtype != "uint8" else 255), (39, 599, big)]
+    if id_dtype in ("int64", "int32"):
+        bads.append((20, 3, -2))
+    for r, c, v in bads:
+        ids = good.copy()
+        ids[r, c] = v
+        e = ember.tensor(ids.astype(NP_DTYPE[id_dtype]), device=device)
+        for view in (e, e[:, c % 2 :: 2], e[r : r + 1].expand(3, 600)):
+            with pytest.raises(ember.IndexOutOfRangeError) as info:
+                t.gather(1, view)
+            assert info.value.op == "gather"
+            assert f"index {v} is out of range for a dim of size {size}" in str(info.value)
+    ok = rng.integers(0, size, size=(40, 601)).astype(NP_DTYPE[id_dtype])
+    got = t.gather(1, ember.tensor(ok, device=device)[:, 1:])
+    check_exact(got, np.take_along_axis(x, ok[:, 1:].astype(np.int64), axis=1), "float32", device)
+
+
 @pytest.mark.parametrize("name", FLOAT_DTYPES)
 def test_index_ops_reject_float_ids(device, name):
     t = ember.zeros(3, 3, device=device)

@@ -315,6 +315,16 @@ class BackendStorage {
   // Core may then queue a read before its ids' bounds have come back, and raise once
   // they have, so that the host's wait overlaps the kernel (CUDA).
   virtual bool index_reads_clamp() const { return false; }
+  // gather that finds its ids' smallest and largest (int64, uint32 or uint8 ids) while it
+  // gathers into *lo and *hi: one pass over the ids instead of a bounds pass first. Its
+  // reads stay in bounds whatever the ids (an id outside [0, size) reads the dim's first
+  // element), dst is a new tensor, and core raises from the bounds afterwards. false where
+  // the backend has none (core then checks the ids before the gather).
+  virtual bool gather_bounded(const Layout& src, int64_t dim, const BackendStorage& ids,
+                              const Layout& ids_layout, BackendStorage& dst, int64_t* lo,
+                              int64_t* hi) const {
+    return false;
+  }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend

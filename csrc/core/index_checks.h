@@ -22,6 +22,8 @@ Tensor at_least_1d(const Tensor& t);
 std::function<std::pair<int64_t, int64_t>()> start_bounds(const char* op, const Tensor& ids);
 // Raises IndexOutOfRange naming `op`, the bad id and the range unless ids lie in [0, size).
 void check_range(const char* op, const Tensor& ids, int64_t size);
+// The same from ids' smallest (lo) and largest (hi) value.
+void check_bounds(const char* op, int64_t lo, int64_t hi, int64_t size);
 // check_range for a read of `data` through ids: where the backend's index_select and
 // gather stay in bounds whatever the ids (index_reads_clamp), the bounds' read-back is
 // started and the returned callable, called once the read is queued, waits and raises;

@@ -180,7 +180,24 @@ Tensor gather(const Tensor& t_in, int64_t dim, const Tensor& ids_0d) {
   index_checks::check_dtype("gather", ids_in);
   // The result first: one that cannot be allocated fails before any id is read.
   Tensor out = empty(ids_in.shape(), t.dtype(), t.device(), "gather");
-  const auto checked = index_checks::start_range("gather", ids_in, t.shape()[size_t(d)], t);
+  const int64_t size = t.shape()[size_t(d)];
+  if (size > 0 && ids_in.numel() > 0 && ids_in.dtype() != DType::I32) {
+    // one pass over the ids where the backend checks them as it gathers (int32 ids would
+    // reach it as uint32, their negative values lost)
+    int64_t lo = 0, hi = 0;
+    bool fused = false;
+    {
+      StorageLocks locks(__func__, {t.storage().get(), ids_in.storage().get()},
+                         {out.storage().get()});
+      fused = t.storage()->impl().gather_bounded(t.layout(), d, ids_in.storage()->impl(),
+                                                 ids_in.layout(), out.storage()->impl(), &lo, &hi);
+    }
+    if (fused) {
+      index_checks::check_bounds("gather", lo, hi, size);
+      return ids_0d.ndim() == 0 ? reshape(out, {}) : out;
+    }
+  }
+  const auto checked = index_checks::start_range("gather", ids_in, size, t);
   const Tensor ids = kernel_ids(ids_in);
   {
     StorageLocks locks(__func__, {t.storage().get(), ids.storage().get()}, {out.storage().get()});

@@ -50,6 +50,9 @@ class CpuStorage : public BackendStorage {
   const void* host_memory() const override { return data_; }
   EMBER_BACKEND_STORAGE_OPS
   IndexBounds index_bounds(const Layout& src) const override;
+  bool gather_bounded(const Layout& src, int64_t dim, const BackendStorage& ids,
+                      const Layout& ids_layout, BackendStorage& dst, int64_t* lo,
+                      int64_t* hi) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
   bool softmax_columns(const Layout& src, int64_t dim, bool log,
