@@ -156,6 +156,26 @@ def test_max_min_with_nan(device):
         assert np.isnan(t.max().item())
 
 
+@pytest.mark.parametrize("n", [63, 64, 65, 79, 100, 128, 200, 2048])
+def test_amax_amin_of_dense_rows_find_nan_anywhere(device, n, rng):
+    """Dense float32 rows past one vector block: a NaN at the start, in the middle, in the
+    16-wide steps after the 64-wide blocks and in the last partial 16 wins; rows without
+    one give numpy's max and min, infinities included."""
+    rows = []
+    for at in sorted({0, n // 2, min((n // 64) * 64, n - 1), n - 1, max(n - 17, 0)}):
+        r = rng.standard_normal(n).astype(np.float32)
+        r[at] = np.nan
+        rows.append(r)
+    clean = rng.standard_normal((3, n)).astype(np.float32)
+    clean[1, n // 3] = np.inf
+    clean[2, n - 1] = -np.inf
+    clean[2, 0] = 1e30
+    x = np.concatenate([np.stack(rows), clean])
+    t = ember.tensor(x, device=device)
+    check_exact(t.amax(1), x.max(axis=1), "float32", device)
+    check_exact(t.amin(1), x.min(axis=1), "float32", device)
+
+
 def test_max_min_of_infinities(device):
     x = np.array([-np.inf, -np.inf, np.inf], dtype=np.float32)
     t = ember.tensor(x, device=device)

@@ -598,12 +598,65 @@ __attribute__((always_inline)) inline float extreme_nan(const float* x, int64_t 
   return acc[0];
 }
 
-EMBER_TARGET_CLONES float max_nan_f32(const float* x, int64_t n) {
+#ifdef EMBER_EXP16
+namespace {
+// extreme_nan in AVX-512 registers: four accumulators of 16 lanes, merged in registers
+// and reduced by a shuffle tree, NaN found by one compare of the merged lanes. The
+// generic form's finish went through the stack lane by lane, a fifth of a 2048-float
+// row's time.
+template <bool kMax>
+EMBER_CPU_V4 __attribute__((always_inline)) inline __m512 pick16(__m512 acc, __m512 x) {
+  const __m512 m = kMax ? _mm512_max_ps(x, acc) : _mm512_min_ps(x, acc);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), m, x);
+}
+
+template <bool kMax>
+EMBER_CPU_V4 float extreme_nan_v4(const float* x, int64_t n) {
+  if (n < 64) return extreme_nan<kMax>(x, n);
+  __m512 a0 = _mm512_loadu_ps(x), a1 = _mm512_loadu_ps(x + 16), a2 = _mm512_loadu_ps(x + 32),
+         a3 = _mm512_loadu_ps(x + 48);
+  int64_t i = 64;
+  for (; i + 64 <= n; i += 64) {
+    a0 = pick16<kMax>(a0, _mm512_loadu_ps(x + i));
+    a1 = pick16<kMax>(a1, _mm512_loadu_ps(x + i + 16));
+    a2 = pick16<kMax>(a2, _mm512_loadu_ps(x + i + 32));
+    a3 = pick16<kMax>(a3, _mm512_loadu_ps(x + i + 48));
+  }
+  for (; i + 16 <= n; i += 16) a0 = pick16<kMax>(a0, _mm512_loadu_ps(x + i));
+  if (i < n)  // the last 16, overlapping: taking a value twice changes no max
+    a1 = pick16<kMax>(a1, _mm512_loadu_ps(x + n - 16));
+  __m512 a = pick16<kMax>(pick16<kMax>(a0, a1), pick16<kMax>(a2, a3));
+  const __mmask16 nan = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+  if (nan) {
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, a);
+    return lanes[__builtin_ctz(nan)];
+  }
+  return kMax ? _mm512_reduce_max_ps(a) : _mm512_reduce_min_ps(a);
+}
+}  // namespace
+#endif
+
+EMBER_TARGET_CLONES float max_nan_f32_clones(const float* x, int64_t n) {
   return extreme_nan<true>(x, n);
 }
 
-EMBER_TARGET_CLONES float min_nan_f32(const float* x, int64_t n) {
+EMBER_TARGET_CLONES float min_nan_f32_clones(const float* x, int64_t n) {
   return extreme_nan<false>(x, n);
+}
+
+float max_nan_f32(const float* x, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return extreme_nan_v4<true>(x, n);
+#endif
+  return max_nan_f32_clones(x, n);
+}
+
+float min_nan_f32(const float* x, int64_t n) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return extreme_nan_v4<false>(x, n);
+#endif
+  return min_nan_f32_clones(x, n);
 }
 
 template <>
