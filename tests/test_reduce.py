@@ -677,10 +677,12 @@ def test_metal_softmax_over_an_outer_dim_takes_one_dispatch(log, rng):
             np.testing.assert_allclose(g[ok], want[ok], rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 512, 513])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 100, 255, 256, 257, 512,
+                               513])
 def test_reductions_of_many_short_rows(device, n, rng):
-    """Rows of every short length (a GPU gives each a group of lanes, not a block), a
-    row per output of many, ties, NaN, -inf and the int64 sums."""
+    """Rows of every short length (a GPU gives each a group of lanes, not a block; the CPU
+    reduces rows of up to 256 inline, masked loads for the last part), a row per output
+    of many, ties, NaN, -inf, sums of squares (norm) and the int64 sums."""
     x = np.round(rng.standard_normal((301, n)) * 2).astype(np.float32)  # ties
     x[7, n // 2] = np.nan
     x[11, :] = -np.inf
@@ -698,6 +700,9 @@ def test_reductions_of_many_short_rows(device, n, rng):
     np.testing.assert_array_equal(ember.tensor(i, device=device).sum(1).numpy(), i.sum(axis=1))
     m = t.mean(1).numpy()
     np.testing.assert_allclose(m[~np.isnan(m)], x.mean(axis=1)[~np.isnan(m)], rtol=1e-6, atol=1e-6)
+    y = rng.standard_normal((301, n)).astype(np.float32)
+    want = np.sqrt((y.astype(np.float64) ** 2).sum(axis=1))
+    np.testing.assert_allclose(ember.tensor(y, device=device).norm(dim=1).numpy(), want, rtol=2e-6)
 
 
 def test_arg_reductions_over_the_first_dim_with_nan(device):

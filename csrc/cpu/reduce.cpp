@@ -71,19 +71,12 @@ struct SumAcc {
   }
   // Dense float runs: vectorised blocks of 1024 (float lanes, then double), see sum_f32.
   void add_dense(const float* p, int64_t n) { total += dense(p, n); }
-  // A short dense run, inline. float32: 16 float lanes then a tree, as a block of sum_f32
-  // (one register of lanes and a few shuffles per row, not a widening to double of every
-  // value); other types: eight chains, which vectorise as one register of lanes.
+  // A short dense run. float32: 16 float lanes then a tree, as a block of sum_f32 (one
+  // register of lanes and a few shuffles per row, not a widening to double of every
+  // value: sum_short_f32); other types: eight chains, which vectorise as one register.
   void add_short(const T* p, int64_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      float s[16] = {};
-      int64_t i = 0;
-      for (; i + 16 <= n; i += 16)
-        for (int k = 0; k < 16; ++k) s[k] += kSquares ? p[i + k] * p[i + k] : p[i + k];
-      for (int k = 0; i < n; ++i, ++k) s[k] += kSquares ? p[i] * p[i] : p[i];
-      for (int w = 8; w >= 1; w /= 2)
-        for (int k = 0; k < w; ++k) s[k] += s[k + w];
-      total += double(s[0]);
+      total += sum_short_f32<kSquares>(p, n);
       return;
     }
     using Chain = std::conditional_t<is_float_v<T>, double, uint64_t>;
@@ -273,10 +266,13 @@ struct ValueAcc {
   }
   C best = identity();
   static C pick(C acc, C v) {
+    // the max (or min), then the NaN: two selects, which vectorise (vmaxps and a blend),
+    // where `better || v != v` compiled to a branch per element
+    const C m = (kMax ? v > acc : v < acc) ? v : acc;
     if constexpr (std::is_floating_point_v<C>)
-      return ((kMax ? v > acc : v < acc) || v != v) ? v : acc;
+      return v != v ? v : m;
     else
-      return (kMax ? v > acc : v < acc) ? v : acc;
+      return m;
   }
   void add_one(T v, int64_t) { best = pick(best, C(v)); }
   void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
@@ -292,13 +288,19 @@ struct ValueAcc {
     for (; i < n; ++i) acc[0] = pick(acc[0], C(p[i * stride]));
     for (int k = 0; k < kChains; ++k) best = pick(best, acc[k]);
   }
+  // A short dense run: float32 through the vectorised scan (on AVX-512 one masked load
+  // and a register reduction for a row of 16), other types eight chains.
   void add_short(const T* p, int64_t n) {
-    C acc[8] = {best, best, best, best, best, best, best, best};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int k = 0; k < 8; ++k) acc[k] = pick(acc[k], C(p[i + k]));
-    for (int k = 0; i < n; ++i, ++k) acc[k] = pick(acc[k], C(p[i]));
-    for (int k = 0; k < 8; ++k) best = pick(best, acc[k]);
+    if constexpr (std::is_same_v<T, float>) {
+      return add_run(p, 1, n, 0);
+    } else {
+      C acc[8] = {best, best, best, best, best, best, best, best};
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] = pick(acc[k], C(p[i + k]));
+      for (int k = 0; i < n; ++i, ++k) acc[k] = pick(acc[k], C(p[i]));
+      for (int k = 0; k < 8; ++k) best = pick(best, acc[k]);
+    }
   }
   void merge(const ValueAcc& o) { best = pick(best, o.best); }
 };
@@ -447,7 +449,10 @@ EMBER_CPU_LEVELS(template <typename A EMBER_COMMA typename T EMBER_COMMA typenam
                    }
                  })
 
-constexpr int64_t kShortRow = 64;
+// Rows up to this long reduce inline, a row per accumulator in one loop (short_rows);
+// longer ones call the vectorised run kernels, whose setup and finish a row of 128
+// floats did not repay (sum(1) of 32768 rows of 128: 784 us against 247 for PyTorch).
+constexpr int64_t kShortRow = 256;
 
 template <typename T, typename A, typename Out, typename Result>
 void run_reduce(const T* data, const Layout& src, int64_t nred, Out* out, Result result) {

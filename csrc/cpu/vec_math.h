@@ -37,6 +37,13 @@ double sum_bf16(const uint16_t* x, int64_t n);
 // The sum of the squares of a dense run, in blocks as sum_f32 sums.
 double sumsq_f32(const float* x, int64_t n);
 
+// The sum (kSquares: of the squares) of a short dense run (at most 256: see kShortRow in
+// reduce.cpp) in 16 float lanes, then the lanes pairwise and into double: the error class
+// of a block of sum_f32. On AVX-512 one register and masked loads, no finish through
+// memory, as many rows of 16-256 need.
+template <bool kSquares>
+double sum_short_f32(const float* x, int64_t n);
+
 // The largest value of a dense run, NaN ignored (-inf when empty or all NaN).
 float max_f32(const float* x, int64_t n);
 
