@@ -266,13 +266,10 @@ struct ValueAcc {
   }
   C best = identity();
   static C pick(C acc, C v) {
-    // the max (or min), then the NaN: two selects, which vectorise (vmaxps and a blend),
-    // where `better || v != v` compiled to a branch per element
-    const C m = (kMax ? v > acc : v < acc) ? v : acc;
     if constexpr (std::is_floating_point_v<C>)
-      return v != v ? v : m;
+      return ((kMax ? v > acc : v < acc) || v != v) ? v : acc;
     else
-      return m;
+      return (kMax ? v > acc : v < acc) ? v : acc;
   }
   void add_one(T v, int64_t) { best = pick(best, C(v)); }
   void add_run(const T* p, int64_t stride, int64_t n, int64_t) {
