@@ -41,14 +41,15 @@ inline int64_t host_row_start(const Layout& src, int64_t row) {
   return off;
 }
 
-// The one choice between the two shapes of a scan or sort along rows. A block per row
-// runs a row on one SM: fine while the rows fill the GPU, but one row of 2^24 then scans
-// at one SM's speed (a few GB/s) and sorts at about 10^8 keys a second. Few long rows
-// instead take a device-wide pass each (CUB's decoupled look-back scan, its onesweep
-// radix sort), one after another: about 10 us of launches a row for the scan, 30 us for
-// the sort, so a row must be long enough to repay them (2^15 elements for a scan, 2^12
-// for a sort, per row taken this way), and rows are few (at most 64) so that the
-// launches stay short of what a block per row costs.
+// The one choice between the two shapes of a scan, sort or topk along rows. A block per
+// row runs a row on one SM: fine while the rows fill the GPU, but one row of 2^26 then
+// scanned at one SM's speed (63 ms on an H100) and one of 2^22 sorted at about 10^8 keys
+// a second. Few long rows instead take a device-wide pass each (CUB's decoupled
+// look-back scan, its onesweep radix sort), one after another: some 10 us of launches a
+// row for a scan and 30 us for a sort, against a block per row's n / (a block's rate).
+// So count rows of n take the device-wide passes while count <= n / L (L = 2^15 for a
+// scan, 2^12 for a sort: the launches stay below the block's time) and count <= 64.
+// topk leaves those rows to core's sort.
 enum class RowPass { PerBlock, DeviceWide };
 inline RowPass row_pass(const RowView& r, bool sort) {
   const int64_t per_row = sort ? int64_t(1) << 12 : int64_t(1) << 15;
