@@ -156,6 +156,9 @@ def rows(n: int) -> list[Row]:
         {"*": "a.amax(1)", "numpy": "a.max(axis=1)"}, nn)  # fmt: skip
     add("amax", f"middle dim of {mid}", f32, {"a": (mid, "normal")},
         {"*": "a.amax(1)", "numpy": "a.max(axis=1)"}, nn)  # fmt: skip
+    add("amax", "rows of 64", f32, {"a": ((nn // 64, 64), "normal")},
+        {"*": "a.amax(1)", "numpy": "a.max(axis=1)"}, nn)  # fmt: skip
+    add("sum", "rows of 128", f32, {"a": ((nn // 128, 128), "normal")}, fmt(sum_dim, d=1), nn)
     add("amin", "dim 1 (last)", i64, {"a": (sq, "normal")},
         {"*": "a.amin(1)", "numpy": "a.min(axis=1)"}, nn)  # fmt: skip
     add("argmax", "dim 0 (first)", f32, {"a": (sq, "normal")},
