@@ -678,20 +678,15 @@ EMBER_TARGET_CLONES double sumsq_short_clones(const float* x, int64_t n) {
   return sum_short_generic<true>(x, n);
 }
 
-template <>
-double sum_short_f32<false>(const float* x, int64_t n) {
+template <bool kSquares>
+double sum_short_f32(const float* x, int64_t n) {
 #ifdef EMBER_EXP16
-  if (cpu_level() == 2) return sum_short_v4<false>(x, n);
+  if (cpu_level() == 2) return sum_short_v4<kSquares>(x, n);
 #endif
-  return sum_short_clones(x, n);
+  return kSquares ? sumsq_short_clones(x, n) : sum_short_clones(x, n);
 }
-template <>
-double sum_short_f32<true>(const float* x, int64_t n) {
-#ifdef EMBER_EXP16
-  if (cpu_level() == 2) return sum_short_v4<true>(x, n);
-#endif
-  return sumsq_short_clones(x, n);
-}
+template double sum_short_f32<false>(const float* x, int64_t n);
+template double sum_short_f32<true>(const float* x, int64_t n);
 
 EMBER_TARGET_CLONES float max_nan_f32_clones(const float* x, int64_t n) {
   return extreme_nan<true>(x, n);

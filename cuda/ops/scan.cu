@@ -155,9 +155,8 @@ class StoreRow {
 // Each of the few long rows as one device-wide scan (rows one after another on the
 // stream, one temporary buffer for all).
 template <typename A, bool kProd>
-void scan_device_wide(CudaDevice& dev, const Layout& src, DType d, const void* in, void* out,
-                      size_t elem) {
-  const RowView r = row_view(kProd ? "cumprod" : "cumsum", src);
+void scan_device_wide(CudaDevice& dev, const Layout& src, const RowView& r, DType d,
+                      const void* in, void* out, size_t elem) {
   auto run = [&](void* temp, size_t& bytes, int64_t row) {
     const char* x = static_cast<const char*>(in) + host_row_start(src, row) * int64_t(elem);
     char* y = static_cast<char*>(out) + row * r.n * int64_t(elem);
@@ -319,9 +318,11 @@ void CudaStorage::scan(ScanOp op, const Layout& src, BackendStorage& dst) const 
       using A = scan_acc_t<decltype(tag)>;
       const size_t elem = dtype_size(dtype_);
       if (op == ScanOp::Sum)
-        scan_device_wide<A, false>(cuda(), src, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(), elem);
+        scan_device_wide<A, false>(cuda(), src, r, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(),
+                                   elem);
       else
-        scan_device_wide<A, true>(cuda(), src, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(), elem);
+        scan_device_wide<A, true>(cuda(), src, r, dtype_, ptr<void>(), as_cuda(dst).ptr<void>(),
+                                  elem);
     });
     cuda().check_launch(name);
     return;

@@ -74,11 +74,16 @@ __global__ void sort_take(const T* src, RowView r, const int64_t* indices, T* va
   }
 }
 
-// One stable ascending segmented sort of (keys, positions) on `dev`'s stream, temporary
-// storage from its stream-ordered pool.
+// One stable ascending segmented sort of (keys, positions) in `rows` rows of n on `dev`'s
+// stream, the rows' offsets and temporary storage from its stream-ordered pool.
 template <typename K>
 void segmented_sort(CudaDevice& dev, const K* keys_in, K* keys_out, const int64_t* pos_in,
-                    int64_t* pos_out, int64_t total, int64_t rows, const int64_t* offsets) {
+                    int64_t* pos_out, int64_t n, int64_t rows) {
+  const int64_t total = n * rows;
+  Scratch offsets_mem(dev, size_t(rows + 1) * sizeof(int64_t));
+  const int64_t* offsets = offsets_mem.as<int64_t>();
+  row_offsets<<<grid_for(rows + 1), kBlock, 0, dev.stream()>>>(n, rows, offsets_mem.as<int64_t>());
+  dev.check_launch("sort");
   auto run = [&](void* temp, size_t& bytes) {
     return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, keys_in, keys_out, pos_in,
                                                      pos_out, total, rows, offsets, offsets + 1,
@@ -212,14 +217,11 @@ bool CudaStorage::topk(const Layout& src, int64_t k, bool largest, BackendStorag
     using T = decltype(tag);
     using K = key_t<T>;
     Scratch keys(dev, 2 * size_t(total) * sizeof(K)), pos(dev, size_t(total) * sizeof(int64_t));
-    Scratch offsets(dev, size_t(r.count + 1) * sizeof(int64_t));
     topk_select<T><<<unsigned(std::min<int64_t>(r.count, int64_t(1) << 30)), kBlock, 0,
                      stream()>>>(ptr<T>(), r, k, largest, keys.as<K>(), pos.as<int64_t>());
-    row_offsets<<<grid_for(r.count + 1), kBlock, 0, stream()>>>(k, r.count,
-                                                                offsets.as<int64_t>());
     dev.check_launch("topk");
-    segmented_sort<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, total,
-                      r.count, offsets.as<int64_t>());
+    segmented_sort<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, k,
+                      r.count);
     RowView picked = r;  // k per row, read back from src at their positions
     picked.n = k;
     sort_take<T><<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), picked, idx,
@@ -241,20 +243,15 @@ void CudaStorage::sort(const Layout& src, bool descending, BackendStorage& value
     using T = decltype(tag);
     using K = key_t<T>;
     Scratch keys(dev, 2 * size_t(total) * sizeof(K)), pos(dev, size_t(total) * sizeof(int64_t));
-    Scratch offsets(dev, size_t(r.count + 1) * sizeof(int64_t));
     sort_keys<T><<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), r, descending, keys.as<K>(),
                                                            pos.as<int64_t>());
-    if (row_pass(r, true) == RowPass::DeviceWide) {
-      dev.check_launch("sort");
+    dev.check_launch("sort");
+    if (row_pass(r, true) == RowPass::DeviceWide)
       radix_sort_rows<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, r.n,
                          r.count, int(8 * sizeof(T)));
-    } else {
-      row_offsets<<<grid_for(r.count + 1), kBlock, 0, stream()>>>(r.n, r.count,
-                                                                  offsets.as<int64_t>());
-      dev.check_launch("sort");
-      segmented_sort<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, total,
-                        r.count, offsets.as<int64_t>());
-    }
+    else
+      segmented_sort<K>(dev, keys.as<K>(), keys.as<K>() + total, pos.as<int64_t>(), idx, r.n,
+                        r.count);
     sort_take<T>
         <<<grid_for(total), kBlock, 0, stream()>>>(ptr<T>(), r, idx, as_cuda(values).ptr<T>());
   });
