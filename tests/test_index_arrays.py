@@ -300,3 +300,62 @@ def test_reads_through_far_out_ids_raise_and_the_device_goes_on(device, dtype, r
     np.testing.assert_array_equal(t[ids].numpy(), x[good.astype(np.int64)])
     np.testing.assert_array_equal(t[:, ids].numpy(), x[:, good.astype(np.int64)])
     np.testing.assert_array_equal(t[3, ids].numpy(), x[3, good.astype(np.int64)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, "bfloat16"])
+def test_reads_through_several_arrays_at_every_layout(device, rng, dtype):
+    """t[i, j, ...] reads through two to five arrays (negatives counting from the end,
+    broadcast together, the arrays side by side or apart, the source transposed or sliced),
+    large enough to be split over threads, as numpy does."""
+    x = rng.standard_normal((6, 40, 7, 9))
+    x = (x > 0) if dtype == np.bool_ else (x * 100 if dtype == np.int64 else x).astype(
+        np.float32 if dtype == "bfloat16" else dtype)
+    t = ember.tensor(x, device=device)
+    if dtype == "bfloat16":
+        t = t.to_dtype(ember.bfloat16)
+        x = t.to_dtype(ember.float32).numpy()
+
+    def ids(size, shape):
+        return rng.integers(-size, size, shape)
+
+    i, j, k, m = ids(6, (300, 1)), ids(40, (300, 70)), ids(7, (70,)), ids(9, (300, 70))
+    views = {"t": (t, x), "t.T": (t.permute(3, 2, 1, 0), x.transpose(3, 2, 1, 0)),
+             "sliced": (t[:, ::3, 1:], x[:, ::3, 1:])}
+    keys = {"t": [(i, j), (i, j, k), (i, j, k, m), (i, slice(None), k), (Ellipsis, j % 7, m),
+                  (i, j, k, m)],
+            "t.T": [(m, k, j), (slice(1, 5), k, j % 14)],
+            "sliced": [(i, j % 14, k % 6), (i, slice(None), slice(None), m)]}
+    for name, (u, v) in views.items():
+        for key in keys[name]:
+            got = u[tuple(ember.tensor(a, device=device) if isinstance(a, np.ndarray) else a
+                          for a in key)]
+            want = v[key]
+            assert got.shape == want.shape, (name, key)
+            np.testing.assert_array_equal(got.to_dtype(ember.float32).numpy() if dtype == "bfloat16"
+                                          else got.numpy(), want)
+    # five arrays: past what one pass takes, the same result
+    y = rng.standard_normal((3, 4, 5, 6, 7)).astype(np.float32)
+    five = [ids(s, (8, 9)) for s in y.shape]
+    got = ember.tensor(y, device=device)[tuple(ember.tensor(a, device=device) for a in five)]
+    np.testing.assert_array_equal(got.numpy(), y[tuple(five)])
+
+
+def test_reads_through_several_arrays_name_the_bad_id_of_each(device, rng):
+    """Every array of a read is checked, whichever holds the bad id and wherever it sits;
+    nothing faults, and an empty read of a dim of 0 still checks its ids."""
+    t = ember.tensor(rng.standard_normal((30, 50)).astype(np.float32), device=device)
+    good_i, good_j = rng.integers(-30, 30, 5000), rng.integers(-50, 50, 5000)
+    for bad, dim, size in [(2**63 - 1, 0, 30), (-31, 0, 30), (50, 1, 50), (-(2**63), 1, 50)]:
+        i, j = good_i.copy(), good_j.copy()
+        (i if dim == 0 else j)[3777] = bad
+        with pytest.raises(ember.IndexOutOfRangeError,
+                           match=f"index {bad} is out of range for dim {dim} of size {size}"):
+            t[ember.tensor(i, device=device), ember.tensor(j, device=device)]
+    np.testing.assert_array_equal(
+        t[ember.tensor(good_i, device=device), ember.tensor(good_j, device=device)].numpy(),
+        t.numpy()[good_i, good_j])
+    e = ember.zeros(0, 4, device=device)
+    with pytest.raises(ember.IndexOutOfRangeError, match="index 0 is out of range for dim 0 of size 0"):
+        e[ember.tensor([0], device=device), ember.tensor([1], device=device)]
+    assert e[ember.tensor(np.zeros(0, np.int64), device=device),
+             ember.tensor(np.zeros(0, np.int64), device=device)].shape == (0,)

@@ -325,6 +325,26 @@ class BackendStorage {
                               int64_t* hi) const {
     return false;
   }
+  // One array of gather_points: int64 ids viewed over dst's shape (stride 0 outside the
+  // dims the arrays broadcast over), and the stride and length of the dim of src it indexes.
+  struct PointIds {
+    const BackendStorage* ids;
+    Layout layout;
+    int64_t stride, size;
+  };
+  // numpy's read through integer arrays, t[i, j], in one pass: dst (new, contiguous) at
+  // position p is src's element at src(p) + sum over k of id_k(p) * ids[k].stride, where
+  // `src` views it over dst's shape (stride 0 in the arrays' dims). An id in [-size, 0)
+  // counts from the end; one outside [-size, size) reads position 0 of its dim, since the
+  // ids are checked only afterwards: each array's smallest and largest id go to lo[k] and
+  // hi[k], found in the same pass, and core raises from them. 1 to kMaxPointIds arrays, every
+  // size > 0. false where the backend has none (core then checks the ids first and gathers
+  // at their linear positions, which takes two passes more).
+  static constexpr size_t kMaxPointIds = 4;
+  virtual bool gather_points(const Layout& src, const std::vector<PointIds>& ids,
+                             BackendStorage& dst, int64_t* lo, int64_t* hi) const {
+    return false;
+  }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the
   // device: `dst` waits on last_write() (wait_on_device), then the copy runs on dst's
   // queue and the result's last_write() is recorded there. nullptr when the backend

@@ -44,6 +44,15 @@ struct ResolvedIndex {
   // Set by a resolve for_read whose range check is still under way (its one array's ids
   // as the user gave them): read_index calls it once the gather is queued, and it raises.
   std::function<void()> check;
+  // Set by a resolve for_read of several arrays: their ids as the user gave them (negative
+  // ones too), and what read_index still checks of them. `at` is the array's place in ids,
+  // `size` its dim's length, `source_dim` the user's dim that an error names.
+  struct Unchecked {
+    size_t at;
+    int64_t size, source_dim;
+  };
+  std::vector<Unchecked> unchecked;
+  bool deferred = false;  // the ids in `unchecked` are still to be checked and wrapped
 };
 
 // for_read: the key will only be read (read_index), so that its range check may end

@@ -211,15 +211,13 @@ int64_t scalar_index(const Tensor& ids) {
 // [0, size) only); an id outside [-size, size) names the user's dim. The min and max of
 // every array of a key are read back together: one wait for the device per key, and a
 // broadcast view of ids is read once per distinct element.
-struct IdCheck {
-  size_t at;  // in ResolvedIndex::ids
-  int64_t size, source_dim;
-  // Raises unless the array's bounds lie in [-size, size), naming the first one outside.
-  void raise_outside(int64_t lo, int64_t hi) const {
-    if (lo < -size) id_out_of_range(std::to_string(lo), size, source_dim, lo);
-    if (hi >= size) id_out_of_range(std::to_string(hi), size, source_dim, hi);
-  }
-};
+using IdCheck = ResolvedIndex::Unchecked;
+
+// Raises unless an array's bounds lie in [-size, size), naming the first one outside.
+void raise_outside(const IdCheck& c, int64_t lo, int64_t hi) {
+  if (lo < -c.size) id_out_of_range(std::to_string(lo), c.size, c.source_dim, lo);
+  if (hi >= c.size) id_out_of_range(std::to_string(hi), c.size, c.source_dim, hi);
+}
 
 void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
   if (checks.empty()) return;
@@ -228,7 +226,7 @@ void wrap_ids(std::vector<Tensor>& ids, const std::vector<IdCheck>& checks) {
   for (size_t k = 0; k < checks.size(); ++k) {
     const IdCheck& c = checks[k];
     const auto [lo, hi] = bounds[k]();
-    c.raise_outside(lo, hi);
+    raise_outside(c, lo, hi);
     if (lo >= 0) continue;
     Tensor& t = ids[c.at];
     const Tensor zero = full_int({}, 0, t.dtype(), t.device());
@@ -307,8 +305,15 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k, bool for_read) {
     const IdCheck c = checks[0];
     w.check = [c, bounds = index_checks::start_bounds("index", w.ids[0])] {
       const auto [lo, hi] = bounds();
-      c.raise_outside(lo, hi);
+      raise_outside(c, lo, hi);
     };
+    return w;
+  }
+  if (for_read && w.ids.size() >= 2 && w.ids.size() <= BackendStorage::kMaxPointIds &&
+      !autograd::wants_grad({&t})) {
+    // read_index checks them in the pass that reads through them, where the backend can
+    w.unchecked = std::move(checks);
+    w.deferred = true;
     return w;
   }
   wrap_ids(w.ids, checks);
@@ -373,6 +378,52 @@ Tensor gather_arrays(const ResolvedIndex& w) {
   return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, w.ids_shape));
 }
 
+// t[i, j] through the backend's gather_points: one pass reads the ids, checks them and
+// gathers, where the linear ids take two passes more and a range check one before them
+// (what the caller falls back to when this returns nothing). r's ids as the user gave them.
+std::optional<Tensor> read_points(const ResolvedIndex& r) {
+  const Tensor& view = r.view;
+  const Placement p = placement(r);
+  const Shape out_shape = spliced(p.rest, p.at, r.ids_shape);
+  const int64_t nd = int64_t(r.ids_shape.size());
+  // an empty result still checks its ids (numpy does), and a dim of 0 has no position 0
+  if (shape_numel(out_shape) == 0) return std::nullopt;
+  // the view over the result's shape: the rest dims' strides, 0 in the arrays' dims
+  Strides base(out_shape.size(), 0);
+  for (size_t j = 0, d = 0; d < size_t(view.ndim()); ++d) {
+    if (std::find(r.array_dims.begin(), r.array_dims.end(), int64_t(d)) != r.array_dims.end())
+      continue;
+    base[j < size_t(p.at) ? j : j + size_t(nd)] = view.layout().strides()[d];
+    ++j;
+  }
+  std::vector<Tensor> ids;  // int64, over the broadcast shape
+  std::vector<BackendStorage::PointIds> points;
+  for (size_t k = 0; k < r.ids.size(); ++k) {
+    const int64_t dim = r.array_dims[k];
+    if (view.shape()[size_t(dim)] == 0) return std::nullopt;
+    ids.push_back(broadcast_to(to_dtype(r.ids[k], DType::I64), r.ids_shape));
+    Strides st(out_shape.size(), 0);
+    const Strides& from = ids[k].layout().strides();
+    std::copy(from.begin(), from.end(), st.begin() + p.at);
+    points.push_back({&ids[k].storage()->impl(), Layout(out_shape, st, ids[k].layout().offset()),
+                      view.layout().strides()[size_t(dim)], view.shape()[size_t(dim)]});
+  }
+  Tensor out = empty(out_shape, view.dtype(), view.device());
+  int64_t lo[BackendStorage::kMaxPointIds], hi[BackendStorage::kMaxPointIds];
+  bool done;
+  {
+    static_assert(BackendStorage::kMaxPointIds == 4, "the locks below name four arrays");
+    auto at = [&](size_t k) { return k < ids.size() ? ids[k].storage().get() : nullptr; };
+    StorageLocks locks(__func__, {view.storage().get(), at(0), at(1), at(2), at(3)},
+                       {out.storage().get()});
+    done = view.storage()->impl().gather_points(Layout(out_shape, base, view.layout().offset()),
+                                               points, out.storage()->impl(), lo, hi);
+  }
+  if (!done) return std::nullopt;
+  for (const IdCheck& c : r.unchecked) raise_outside(c, lo[c.at], hi[c.at]);
+  return out;
+}
+
 // t[..., i, j, ...] = value: the view with its array dims side by side (placement's order)
 // and merged into one, then the backends' scatter along it at the linear ids; the last of
 // repeated ids wins, as in numpy. Dims that cannot merge in place (a transposed view) are
@@ -428,6 +479,12 @@ ResolvedIndex resolve_index(const Tensor& t, const IndexKey& key, bool for_read)
 Tensor read_index(const ResolvedIndex& r) {
   if (r.mask) return mask_read(r.view, *r.mask);
   if (r.ids.empty()) return r.view;
+  if (r.deferred) {
+    if (std::optional<Tensor> out = read_points(r)) return *out;
+    ResolvedIndex checked = r;
+    wrap_ids(checked.ids, r.unchecked);
+    return gather_arrays(checked);
+  }
   Tensor out = gather_arrays(r);
   if (r.check) r.check();
   return out;

@@ -169,6 +169,8 @@ class CudaStorage : public BackendStorage {
   // One pass into a readback slot; the callable waits for its event only.
   IndexBounds index_bounds(const Layout& src) const override;
   bool index_reads_clamp() const override { return true; }
+  bool gather_points(const Layout& src, const std::vector<PointIds>& ids, BackendStorage& dst,
+                     int64_t* lo, int64_t* hi) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
   // One pass (sums about the row's first element, in double), then one thread per output.

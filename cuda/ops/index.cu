@@ -2,7 +2,10 @@
 // dtype: int64, uint32 or uint8). index_select of rows copies each row with a block and
 // vector loads, along the last dim it needs no division per element; other layouts and
 // gather take one thread per output element (32-bit index math where the walk allows).
+#include <climits>
+
 #include "common.cuh"
+#include "rows.cuh"
 
 namespace ember::cuda {
 
@@ -141,6 +144,75 @@ __global__ void select_last(const B* src, const I* ids, B* dst, RowsParams p) {
   }
 }
 
+// gather_points (t[i, j]): dst[e] = src[at(e) + sum over k of id_k(e) * stride_k], view 0
+// of the walk src over dst's shape and views 1..K the K arrays' ids. A thread takes
+// kPointsUnroll elements a block apart, their ids loaded before their data (a chain per
+// element in flight), and keeps its arrays' smallest and largest ids; a warp merges them
+// and its first lane folds them into bounds (lo, hi per array) atomically.
+constexpr int kPointsUnroll = 4;
+
+template <int K>
+struct PointsParams {
+  Walk<K + 1> w;
+  const int64_t* ids[K];
+  int64_t stride[K], size[K];
+};
+
+__global__ void init_bounds(long long* bounds, int k) {
+  if (threadIdx.x < 2 * k)
+    bounds[threadIdx.x] = threadIdx.x % 2 == 0 ? LLONG_MAX : LLONG_MIN;
+}
+
+template <typename B, int K>
+__global__ void gather_points_kernel(const B* __restrict__ src, B* __restrict__ dst, int64_t n,
+                                     PointsParams<K> p, long long* bounds) {
+  long long lo[K], hi[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    lo[k] = LLONG_MAX;
+    hi[k] = LLONG_MIN;
+  }
+  constexpr int64_t kTile = int64_t(kBlock) * kPointsUnroll;
+  for (int64_t e0 = int64_t(blockIdx.x) * kTile + threadIdx.x; e0 < n;
+       e0 += int64_t(gridDim.x) * kTile) {
+    int64_t at[kPointsUnroll];
+#pragma unroll
+    for (int u = 0; u < kPointsUnroll; ++u) {
+      const int64_t e = e0 + u * kBlock;
+      if (e >= n) break;
+      int64_t off[K + 1];
+      walk_offsets(p.w, e, off);
+      at[u] = off[0];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        int64_t id = p.ids[k][off[k + 1]];
+        lo[k] = min(lo[k], (long long)id);
+        hi[k] = max(hi[k], (long long)id);
+        id += id < 0 ? p.size[k] : 0;
+        at[u] += (uint64_t(id) < uint64_t(p.size[k]) ? id : 0) * p.stride[k];
+      }
+    }
+    B v[kPointsUnroll];
+#pragma unroll
+    for (int u = 0; u < kPointsUnroll; ++u)
+      if (e0 + u * kBlock < n) v[u] = src[at[u]];
+#pragma unroll
+    for (int u = 0; u < kPointsUnroll; ++u)
+      if (e0 + u * kBlock < n) dst[e0 + u * kBlock] = v[u];
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    for (int d = 16; d > 0; d /= 2) {
+      lo[k] = min(lo[k], shfl_down(lo[k], d));
+      hi[k] = max(hi[k], shfl_down(hi[k], d));
+    }
+    if (threadIdx.x % 32 == 0) {
+      atomicMin(bounds + 2 * k, lo[k]);
+      atomicMax(bounds + 2 * k + 1, hi[k]);
+    }
+  }
+}
+
 // Whether dims [lo, hi) of `l` merge into one run of stride `*stride` (size-1 dims skip).
 bool merges(const Layout& l, int64_t lo, int64_t hi, int64_t* stride) {
   bool first = true;
@@ -275,6 +347,65 @@ void CudaStorage::gather(const Layout& src, int64_t dim, const BackendStorage& i
                                                         src.dim(dim));
   });
   cuda().check_launch("gather");
+}
+
+namespace {
+
+template <int K>
+void launch_points(const CudaStorage& self, const Layout& src,
+                   const std::vector<BackendStorage::PointIds>& pts, BackendStorage& dst,
+                   long long* bounds) {
+  const Layout out(src.shape());
+  std::array<const Layout*, K + 1> views;
+  views[0] = &src;
+  PointsParams<K> p;
+  for (int k = 0; k < K; ++k) {
+    views[size_t(k) + 1] = &pts[size_t(k)].layout;
+    p.ids[k] = as_cuda(*pts[size_t(k)].ids).ptr<int64_t>();
+    p.stride[k] = pts[size_t(k)].stride;
+    p.size[k] = pts[size_t(k)].size;
+  }
+  p.w = make_walk<K + 1>("index", out.shape(), views);
+  const int64_t n = out.numel();
+  dispatch_width(dtype_size(self.dtype()), [&](auto b) {
+    using B = decltype(b);
+    gather_points_kernel<B, K><<<grid_for(n, kPointsUnroll), kBlock, 0, self.stream()>>>(
+        self.ptr<B>(), as_cuda(dst).ptr<B>(), n, p, bounds);
+  });
+}
+
+}  // namespace
+
+bool CudaStorage::gather_points(const Layout& src, const std::vector<PointIds>& ids,
+                                BackendStorage& dst, int64_t* lo, int64_t* hi) const {
+  const int k = int(ids.size());
+  if (k < 1 || k > int(kMaxPointIds)) return false;
+  auto& d = cuda();
+  GpuScope scope(d.gpu());
+  Scratch bounds(d, 2 * kMaxPointIds * sizeof(long long));
+  init_bounds<<<1, 32, 0, stream()>>>(bounds.as<long long>(), k);
+  switch (k) {
+    case 1: launch_points<1>(*this, src, ids, dst, bounds.as<long long>()); break;
+    case 2: launch_points<2>(*this, src, ids, dst, bounds.as<long long>()); break;
+    case 3: launch_points<3>(*this, src, ids, dst, bounds.as<long long>()); break;
+    default: launch_points<4>(*this, src, ids, dst, bounds.as<long long>()); break;
+  }
+  d.check_launch("index");
+  // the bounds come back through a slot of mapped host memory, as index_bounds' do
+  std::shared_ptr<ReadbackSlot> slot = readback_slot(d);
+  const size_t bytes = 2 * size_t(k) * sizeof(long long);
+  check(cudaMemcpyAsync(slot->host, bounds.as<long long>(), bytes, cudaMemcpyDeviceToHost,
+                        stream()),
+        "cudaMemcpyAsync", &d);
+  device_->note_host_read(int64_t(bytes));
+  check(cudaEventRecord(slot->done, stream()), "cudaEventRecord", &d);
+  wait_event(slot->done, "checking indices", device_.get());
+  const auto* b = static_cast<const long long*>(slot->host);
+  for (int j = 0; j < k; ++j) {
+    lo[j] = b[2 * j];
+    hi[j] = b[2 * j + 1];
+  }
+  return true;
 }
 
 }  // namespace ember::cuda
