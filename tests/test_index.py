@@ -14,7 +14,9 @@ from helpers import (
     check_exact,
     edtype,
     make_view,
+    rand_array,
     require_dtype,
+    to_ember,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -320,6 +322,16 @@ def test_gather_along_long_rows_of_ids(device, dim, id_dtype, rng):
     y = rng.integers(-(2**40), 2**40, size=700)
     check_exact(ember.tensor(y, device=device).gather(0, ember.tensor(one, device=device)),
                 y[one.astype(np.int64)], "int64", device)
+    # rows of every width along the last dim: within a GPU's shared memory and past it,
+    # with as many ids as positions and with far fewer
+    for name, width, count in (("float16", 3000, 2000), ("uint8", 5000, 700),
+                               ("float32", 20000, 3000), ("float64", 4000, 300)):
+        if not require_dtype(device, name):
+            continue
+        x = rand_array(rng, (5, width), name)
+        ids = rng.integers(0, width, size=(5, count)).astype(NP_DTYPE[id_dtype])
+        check_exact(to_ember(x, name, device).gather(1, ember.tensor(ids, device=device)),
+                    np.take_along_axis(x, ids.astype(np.int64), axis=1), name, device)
 
 
 def test_gather_picks_per_row(device):

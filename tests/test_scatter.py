@@ -542,3 +542,36 @@ def test_embedding_errors(device):
         ember.embedding(ember.tensor([-2], device=device), weight)
     with raises_op(ember.UnsupportedDTypeError, "embedding", "int64"):
         ember.embedding(ember.zeros(2, device=device), weight)
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "int64", "uint8"])
+def test_scatter_along_long_rows(device, name, rng):
+    """scatter and scatter_add along the last dim of rows with many ids (a GPU scatters a
+    row in shared memory): rows within a GPU's shared memory and past it, ids as many as
+    the positions and far fewer, repeated ids. The last repeated id wins; integer adds are
+    exact, float adds within a rounding per add of the exact sum, in any order."""
+    for rows, width, count in ((40, 3000, 3000), (3, 20000, 6000), (6, 4000, 200)):
+        x = rand_array(rng, (rows, width), name)
+        ids = rng.integers(0, width, size=(rows, count))
+        t = to_ember(x, name, device)
+        s = to_ember(rand_array(rng, (rows, count + 1), name), name, device)[:, :count]  # a stride
+        src = s.numpy()
+        i = ember.tensor(ids, device=device)
+        # set: each position keeps its last writer
+        last = np.full((rows, width), -1)
+        r = np.repeat(np.arange(rows), count)
+        np.maximum.at(last, (r, ids.ravel()), np.tile(np.arange(count), rows))
+        want = x.copy()
+        hit = last >= 0
+        want[hit] = src[np.nonzero(hit)[0], last[hit]]
+        check_exact(t.scatter(1, i, s), want, name, device)
+        # add
+        got = t.scatter_add(1, i, s)
+        exact = x.astype(np.float64 if is_float(name) else np.int64)
+        np.add.at(exact, (r, ids.ravel()), src.ravel().astype(exact.dtype))
+        if not is_float(name):
+            check_exact(got, exact.astype(NP_DTYPE[name]), name, device)
+            continue
+        bound = add_bound(x, 1, ids, src, name)
+        err = np.abs(got.numpy().astype(np.float64) - exact)
+        assert (err <= bound).all(), (rows, width, count, err.max())

@@ -1,7 +1,9 @@
 // index_select and gather: the data moves as bits (one kernel per element width and ids
 // dtype: int64, uint32 or uint8). index_select of rows copies each row with a block and
 // vector loads, along the last dim it needs no division per element; other layouts and
-// gather take one thread per output element (32-bit index math where the walk allows).
+// gather take one thread per output element (32-bit index math where the walk allows),
+// except a gather along the last dim with long rows of ids, which reads each row of src
+// once into shared memory. gather_points reads t[i, j] through several arrays at once.
 #include <climits>
 
 #include "common.cuh"
@@ -84,6 +86,35 @@ __global__ void gather_rows(const B* __restrict__ src, const I* __restrict__ ids
       const int64_t k = k0 + u * kBlock;
       if (k < len) dst[r * len + k] = v[u];
     }
+  }
+}
+
+// gather along the last dim with whole rows of ids: a block copies src's row into shared
+// memory with coalesced loads, then serves the row's ids from there. Each id read from
+// global memory would fetch a 32-byte sector for a few bytes (L1 and L2 replaying the
+// row's sectors to every block that reads it); from shared memory a warp's 32 random
+// reads cost a few bank conflicts. Worth it while a row's ids are at least an eighth of
+// its length (kStagedPerRow), within kStagedBytes of shared memory (no opt-in needed).
+constexpr int64_t kStagedBytes = 48 * 1024;
+constexpr int64_t kStagedPerRow = 8;
+
+template <typename B, typename I>
+__global__ void gather_staged(const B* __restrict__ src, const I* __restrict__ ids,
+                              B* __restrict__ dst, Walk<2> rows_walk, int64_t rows, int64_t len,
+                              int64_t size) {
+  extern __shared__ __align__(16) unsigned char staged_bytes[];
+  B* row_s = reinterpret_cast<B*>(staged_bytes);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    int64_t off[2];
+    walk_offsets(rows_walk, r, off);
+    const B* row = src + off[0];
+    const I* id_row = ids + off[1];
+    __syncthreads();  // the previous row's reads are done
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x) row_s[k] = row[k];
+    __syncthreads();
+    B* out = dst + r * len;
+#pragma unroll 4
+    for (int64_t k = threadIdx.x; k < len; k += blockDim.x) out[k] = row_s[safe_id(id_row[k], size)];
   }
 }
 
@@ -327,6 +358,20 @@ void CudaStorage::gather(const Layout& src, int64_t dim, const BackendStorage& i
                     ids_layout.offset());
     const Walk<2> rw = make_walk<2>("gather", outer, {&so, &io});
     const int64_t rows = n / len, last_stride = sl.strides()[size_t(nd - 1)];
+    const int64_t size = src.dim(dim), bytes = size * int64_t(dtype_size(dtype_));
+    if (dim == nd - 1 && dim_stride == 1 && bytes <= kStagedBytes &&
+        len * kStagedPerRow >= size) {
+      dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
+        using B = decltype(b);
+        using I = decltype(i);
+        gather_staged<B, I><<<unsigned(std::min<int64_t>(rows, int64_t(1) << 30)), kBlock,
+                              size_t(bytes), stream()>>>(ptr<B>(), as_cuda(ids).ptr<I>(),
+                                                         as_cuda(dst).ptr<B>(), rw, rows, len,
+                                                         size);
+      });
+      cuda().check_launch("gather");
+      return;
+    }
     const int64_t jobs = rows * ((len + kBlock * kGatherUnroll - 1) / (kBlock * kGatherUnroll));
     dispatch_index(dtype_, ids.dtype(), [&](auto b, auto i) {
       using B = decltype(b);

@@ -9,6 +9,8 @@
 //   for deterministic adds, one thread per row of the other dims walks its ids in order
 //   (rows write disjoint elements). A set whose ids are the same for every row
 //   (t[ids] = rows) finds each slice's last writer, then writes every element at once.
+// - Along the last dim, rows with many ids each take a block that scatters into shared
+//   memory and writes the row back coalesced (sets, and adds in any order).
 #include <optional>
 
 #include "common.cuh"
@@ -141,6 +143,78 @@ __global__ void write_last(T* dst, const I* ids, const T* src, const int* table,
   }
 }
 
+// Scatters along the last dim with whole rows of ids, a block per row, through shared
+// memory: the row's random writes land in shared memory and reach dst coalesced.
+// - set: each position of the row keeps its last writer (an atomic max of the id's place
+//   in a shared table, -1 where none writes), then the winners' values are staged and the
+//   written positions stored; the last repeated id wins, as everywhere.
+// - add: the row's sums gather in shared memory (atomically, in any order: what atomic adds
+//   do anyway), starting from -0.0 so that an untouched position adds nothing, not even a
+//   sign; then dst's row adds them, each position once. 16-bit floats sum in float32 and
+//   round once.
+// Worth it while a row has at least a quarter as many ids as positions (kRowIdsShare): the
+// table and the final pass cost the row's whole width.
+constexpr int64_t kRowStageBytes = 48 * 1024;
+constexpr int64_t kRowIdsShare = 4;
+
+struct RowScatter {
+  Walk<3> rows;  // dst, ids, src: each row's first element
+  int64_t rows_count, len, width, src_stride;
+};
+
+template <typename T, typename I>
+__global__ void scatter_set_rows(T* dst, const I* __restrict__ ids, const T* __restrict__ src,
+                                 RowScatter p) {
+  extern __shared__ __align__(16) unsigned char row_bytes[];
+  int* table = reinterpret_cast<int*>(row_bytes);
+  T* values = reinterpret_cast<T*>(table + ((p.width + 3) / 4) * 4);
+  for (int64_t r = blockIdx.x; r < p.rows_count; r += gridDim.x) {
+    int64_t off[3];
+    walk_offsets(p.rows, r, off);
+    const I* id_row = ids + off[1];
+    __syncthreads();  // the previous row is written
+    for (int64_t k = threadIdx.x; k < p.width; k += blockDim.x) table[k] = -1;
+    __syncthreads();
+    for (int64_t k = threadIdx.x; k < p.len; k += blockDim.x)
+      atomicMax(table + int64_t(id_row[k]), int(k));
+    __syncthreads();
+    for (int64_t k = threadIdx.x; k < p.len; k += blockDim.x) {
+      const int64_t id = int64_t(id_row[k]);
+      if (table[id] == int(k)) values[id] = src[off[2] + k * p.src_stride];
+    }
+    __syncthreads();
+    T* row = dst + off[0];
+    for (int64_t k = threadIdx.x; k < p.width; k += blockDim.x)
+      if (table[k] >= 0) row[k] = values[k];
+  }
+}
+
+template <typename T>
+using row_sum_t = std::conditional_t<is_half_v<T>, float, T>;
+
+template <typename T, typename I>
+__global__ void scatter_add_rows(T* dst, const I* __restrict__ ids, const T* __restrict__ src,
+                                 RowScatter p) {
+  using S = row_sum_t<T>;
+  extern __shared__ __align__(16) unsigned char row_bytes[];
+  S* sums = reinterpret_cast<S*>(row_bytes);
+  const S zero = std::is_floating_point_v<S> ? S(-0.0) : S(0);
+  for (int64_t r = blockIdx.x; r < p.rows_count; r += gridDim.x) {
+    int64_t off[3];
+    walk_offsets(p.rows, r, off);
+    const I* id_row = ids + off[1];
+    __syncthreads();  // the previous row is written
+    for (int64_t k = threadIdx.x; k < p.width; k += blockDim.x) sums[k] = zero;
+    __syncthreads();
+    for (int64_t k = threadIdx.x; k < p.len; k += blockDim.x)
+      atomic_add(sums + int64_t(id_row[k]), S(to_c(src[off[2] + k * p.src_stride])));
+    __syncthreads();
+    T* row = dst + off[0];
+    for (int64_t k = threadIdx.x; k < p.width; k += blockDim.x)
+      row[k] = from_c<T>(wrap_add(S(to_c(row[k])), sums[k]));
+  }
+}
+
 // `l` over the index's shape with 1 in `dim`: its rows' first elements.
 Layout rows_of(const Layout& l, const Shape& rows) {
   return Layout(rows, l.strides(), l.offset());
@@ -219,10 +293,40 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
   const int64_t total = ids_layout.numel(), width = dst_layout.shape()[size_t(dim)];
   const Layout dl_all = without_dim(dst_layout, shape, dim);
   bool done = false;
+  const int64_t nd = int64_t(shape.size());
+  const bool add_in_any_order =
+      accumulate && (!dtype_is_float(dtype_) || !deterministic_algorithms());
+  if (dim == nd - 1 && p.dst_stride == 1 && p.ids_stride == 1 && width <= int64_t(INT32_MAX) &&
+      p.len <= int64_t(INT32_MAX) && p.len * kRowIdsShare >= width && dtype_ != DType::Bool &&
+      (!accumulate || add_in_any_order)) {
+    RowScatter rp{p.rows, n, p.len, width, p.src_stride};
+    dispatch_scatter(dtype_, ids.dtype(), false, [&](auto t, auto i, auto) {
+      using T = decltype(t);
+      using I = decltype(i);
+      const size_t bytes =
+          accumulate ? size_t(width) * sizeof(row_sum_t<T>)
+                     : size_t((width + 3) / 4 * 4) * sizeof(int) + size_t(width) * sizeof(T);
+      if (bytes > size_t(kRowStageBytes)) return;
+      const unsigned grid = unsigned(std::min<int64_t>(n, int64_t(1) << 30));
+      const I* id = as_cuda(ids).ptr<I>();
+      if (!accumulate) {
+        scatter_set_rows<T, I><<<grid, kBlock, bytes, stream()>>>(ptr<T>(), id,
+                                                                 as_cuda(src).ptr<T>(), rp);
+        done = true;
+      } else if constexpr (has_atomic_add_v<row_sum_t<T>> && !is_half_v<row_sum_t<T>>) {
+        scatter_add_rows<T, I><<<grid, kBlock, bytes, stream()>>>(ptr<T>(), id,
+                                                                 as_cuda(src).ptr<T>(), rp);
+        done = true;
+      }
+    });
+  }
   // Atomic adds: integers always (exact in any order), floats unless deterministic; sets
   // whose ids write each position once store at once.
-  const bool atomic = accumulate && (!dtype_is_float(dtype_) || !deterministic_algorithms());
-  if (atomic || (!accumulate && unique_ids)) {
+  if (done) {
+    cuda().check_launch(accumulate ? "scatter_add" : "scatter");
+    return;
+  }
+  if (add_in_any_order || (!accumulate && unique_ids)) {
     const Walk<3> w = make_walk<3>("scatter", shape, {&dl_all, &ids_layout, &src_layout});
     dispatch_scatter(dtype_, ids.dtype(), accumulate, [&](auto t, auto i, auto) {
       using T = decltype(t);
