@@ -33,14 +33,41 @@ __global__ void map1_dense(const In* a, Out* o, int64_t n, bool vec, F f) {
   for (int64_t i = head + tid; i < n; i += step) o[i] = f(a[i]);
 }
 
+// The general strided walk: a thread takes kStridedUnroll elements a block apart, finds
+// their offsets, loads (and computes) every one of them, then stores them: several loads
+// in flight per thread. One at a time, a strided copy (a[:, ::2].contiguous()) left too
+// few bytes in flight to reach the memory's bandwidth. Launch with grid_for(n,
+// kStridedUnroll). A store never clobbers another element's input: core sends overlapping
+// outputs through a temporary, so in and out are the same memory or apart.
+constexpr int kStridedUnroll = 4;
+
+template <int N, typename Load, typename Store>
+__device__ __forceinline__ void strided_walk(const Walk<N>& w, int64_t n, Load load, Store store) {
+  constexpr int U = kStridedUnroll;
+  const int64_t tile = int64_t(blockDim.x) * U;
+  for (int64_t i0 = int64_t(blockIdx.x) * tile + threadIdx.x; i0 < n;
+       i0 += int64_t(gridDim.x) * tile) {
+    int64_t off[U][N];
+    decltype(load(off[0])) v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = i0 + int64_t(u) * blockDim.x;
+      if (i < n) {
+        walk_offsets(w, i, off[u]);
+        v[u] = load(off[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i0 + int64_t(u) * blockDim.x < n) store(off[u], v[u]);
+  }
+}
+
 template <typename In, typename Out, typename F>
 __global__ void map1_strided(const In* a, Out* o, int64_t n, Walk<2> w, F f) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t off[2];
-    walk_offsets(w, i, off);
-    o[off[1]] = f(a[off[0]]);
-  }
+  strided_walk(
+      w, n, [&](const int64_t(&off)[2]) { return f(a[off[0]]); },
+      [&](const int64_t(&off)[2], Out v) { o[off[1]] = v; });
 }
 
 // A dense pair where either side may be one value broadcast (a_one / b_one).
@@ -83,12 +110,9 @@ __global__ void map2_dense(const T* a, const T* b, Out* o, int64_t n, bool a_one
 
 template <typename T, typename Out, typename F>
 __global__ void map2_strided(const T* a, const T* b, Out* o, int64_t n, Walk<3> w, F f) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t off[3];
-    walk_offsets(w, i, off);
-    o[off[2]] = f(a[off[0]], b[off[1]]);
-  }
+  strided_walk(
+      w, n, [&](const int64_t(&off)[3]) { return f(a[off[0]], b[off[1]]); },
+      [&](const int64_t(&off)[3], Out v) { o[off[2]] = v; });
 }
 
 // A dense triple (where's condition and branches) where any input may be one value
@@ -141,12 +165,9 @@ __global__ void map3_dense(const A* a, const B* b, const C* c, Out* o, int64_t n
 template <typename A, typename B, typename C, typename Out, typename F>
 __global__ void map3_strided(const A* a, const B* b, const C* c, Out* o, int64_t n, Walk<4> w,
                              F f) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t off[4];
-    walk_offsets(w, i, off);
-    o[off[3]] = f(a[off[0]], b[off[1]], c[off[2]]);
-  }
+  strided_walk(
+      w, n, [&](const int64_t(&off)[4]) { return f(a[off[0]], b[off[1]], c[off[2]]); },
+      [&](const int64_t(&off)[4], Out v) { o[off[3]] = v; });
 }
 
 // ---- rows: views whose innermost dim is dense (stride 1) or one value per row (stride 0)
@@ -332,7 +353,7 @@ void launch_map1(const char* op, const CudaDevice& dev, const In* in, const Layo
       map1_rows<I, decltype(v)::value><<<grid, kBlock, 0, dev.stream()>>>(in, out, r, slots, lv, f);
     });
   } else {
-    map1_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(in, out, n, w, f);
+    map1_strided<<<grid_for(n, kStridedUnroll), kBlock, 0, dev.stream()>>>(in, out, n, w, f);
   }
   dev.check_launch(op);
 }
@@ -368,7 +389,7 @@ void launch_map2(const char* op, const CudaDevice& dev, const T* a, const Layout
       map2_rows<I, decltype(v)::value><<<grid, kBlock, 0, dev.stream()>>>(a, b, out, r, slots, lv, f);
     });
   } else {
-    map2_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, out, n, w, f);
+    map2_strided<<<grid_for(n, kStridedUnroll), kBlock, 0, dev.stream()>>>(a, b, out, n, w, f);
   }
   dev.check_launch(op);
 }
@@ -403,7 +424,7 @@ void launch_map3(const char* op, const CudaDevice& dev, const A* a, const Layout
               <<<grid, kBlock, 0, dev.stream()>>>(a, b, c, out, r, slots, lv, f);
         });
   } else {
-    map3_strided<<<grid_for(n), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
+    map3_strided<<<grid_for(n, kStridedUnroll), kBlock, 0, dev.stream()>>>(a, b, c, out, n, w, f);
   }
   dev.check_launch(op);
 }
