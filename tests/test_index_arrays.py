@@ -359,3 +359,43 @@ def test_reads_through_several_arrays_name_the_bad_id_of_each(device, rng):
         e[ember.tensor([0], device=device), ember.tensor([1], device=device)]
     assert e[ember.tensor(np.zeros(0, np.int64), device=device),
              ember.tensor(np.zeros(0, np.int64), device=device)].shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_writes_through_several_arrays(device, rng, dtype):
+    """t[i, j] = v through two and three arrays: negatives count from the end, the arrays
+    broadcast, repeated positions keep the last value, the destination may be a view;
+    a bad id in any array raises before anything is written."""
+    x = rng.standard_normal((30, 40, 5))
+    x = (x > 0) if dtype == np.bool_ else (x * 100).astype(dtype)
+    i, j = rng.integers(-30, 30, (200, 1)), rng.integers(-40, 40, (200, 60))
+    k = rng.integers(-5, 5, (60,))
+    for key, shape in (((i, j), (200, 60, 5)), ((i, j, k), (200, 60)),
+                       ((i, slice(None), k), (200, 60, 40))):
+        for value_shape in (shape, shape[-1:], ()):
+            v = rng.standard_normal(value_shape)
+            v = (v > 0) if dtype == np.bool_ else (v * 100).astype(dtype)
+            t, want = ember.tensor(x, device=device), x.copy()
+            # repeated positions: the last value wins, in numpy as in ember
+            flat = np.broadcast_to(v, want[key].shape)
+            want[key] = flat
+            t[tuple(ember.tensor(a, device=device) if isinstance(a, np.ndarray) else a
+                    for a in key)] = ember.tensor(v, device=device)
+            np.testing.assert_array_equal(t.numpy(), want)
+    # into a transposed view: the base changes where the view's positions lie
+    t = ember.tensor(x, device=device)
+    tv, want = t.permute(2, 1, 0), x.copy()
+    want.transpose(2, 1, 0)[k[:, None] % 5, j[:60, :60] % 40] = x[0, 0, 0]
+    tv[ember.tensor(k[:, None], device=device), ember.tensor(j[:60, :60], device=device)] = (
+        ember.tensor(x[0, 0, 0], device=device))
+    np.testing.assert_array_equal(t.numpy(), want)
+    # a bad id anywhere: nothing written
+    for bad_at, dim, size in ((0, 0, 30), (1, 1, 40)):
+        arrays = [i.copy(), j.copy()]
+        arrays[bad_at].flat[7] = -size - 1
+        t = ember.tensor(x, device=device)
+        with pytest.raises(ember.IndexOutOfRangeError,
+                           match=f"index {-size - 1} is out of range for dim {dim} of size {size}"):
+            t[tuple(ember.tensor(a, device=device) for a in arrays)] = ember.tensor(
+                x[0, 0], device=device)
+        np.testing.assert_array_equal(t.numpy(), x)

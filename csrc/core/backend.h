@@ -338,11 +338,13 @@ class BackendStorage {
   // counts from the end; one outside [-size, size) reads position 0 of its dim, since the
   // ids are checked only afterwards: each array's smallest and largest id go to lo[k] and
   // hi[k], found in the same pass, and core raises from them. 1 to kMaxPointIds arrays, every
-  // size > 0. false where the backend has none (core then checks the ids first and gathers
-  // at their linear positions, which takes two passes more).
+  // size > 0. `offsets`: dst (int64) receives the offsets themselves and no data is read
+  // (the linear ids of a write, t[i, j] = v). false where the backend has none (core then
+  // checks the ids first and sums their linear positions in two passes more).
   static constexpr size_t kMaxPointIds = 4;
   virtual bool gather_points(const Layout& src, const std::vector<PointIds>& ids,
-                             BackendStorage& dst, int64_t* lo, int64_t* hi) const {
+                             BackendStorage& dst, int64_t* lo, int64_t* hi,
+                             bool offsets) const {
     return false;
   }
   // Copies to another instance of the same kind (e.g. CUDA to CUDA), ordered on the

@@ -309,9 +309,10 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k, bool for_read) {
     };
     return w;
   }
-  if (for_read && w.ids.size() >= 2 && w.ids.size() <= BackendStorage::kMaxPointIds &&
-      !autograd::wants_grad({&t})) {
-    // read_index checks them in the pass that reads through them, where the backend can
+  if (w.ids.size() >= 2 && w.ids.size() <= BackendStorage::kMaxPointIds &&
+      !(for_read && autograd::wants_grad({&t}))) {
+    // read_index and write_index check them in the pass that reads through them, or that
+    // sums their linear ids, where the backend can
     w.unchecked = std::move(checks);
     w.deferred = true;
     return w;
@@ -378,14 +379,45 @@ Tensor gather_arrays(const ResolvedIndex& w) {
   return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, w.ids_shape));
 }
 
-// t[i, j] through the backend's gather_points: one pass reads the ids, checks them and
-// gathers, where the linear ids take two passes more and a range check one before them
-// (what the caller falls back to when this returns nothing). r's ids as the user gave them.
+// One pass of the backend's gather_points over r's arrays, placed at dims [at, at +
+// their ndim) of dst's shape: `src` the source over dst's shape (0 in the arrays' dims),
+// `dims` each array's dim of the source (its stride and size). Raises from the bounds it
+// finds; false where the backend has none. offsets: dst takes the offsets (int64).
+bool points_pass(const ResolvedIndex& r, const Storage& data, const Layout& src, int64_t at,
+                 const std::vector<std::pair<int64_t, int64_t>>& dims, const Tensor& dst,
+                 bool offsets) {
+  const Shape& shape = dst.shape();
+  std::vector<Tensor> ids;  // int64, over the broadcast shape
+  std::vector<BackendStorage::PointIds> points;
+  for (size_t k = 0; k < r.ids.size(); ++k) {
+    ids.push_back(broadcast_to(to_dtype(r.ids[k], DType::I64), r.ids_shape));
+    Strides st(shape.size(), 0);
+    const Strides& from = ids[k].layout().strides();
+    std::copy(from.begin(), from.end(), st.begin() + at);
+    points.push_back({&ids[k].storage()->impl(), Layout(shape, st, ids[k].layout().offset()),
+                      dims[k].first, dims[k].second});
+  }
+  int64_t lo[BackendStorage::kMaxPointIds], hi[BackendStorage::kMaxPointIds];
+  bool done;
+  {
+    static_assert(BackendStorage::kMaxPointIds == 4, "the locks below name four arrays");
+    auto arr = [&](size_t k) { return k < ids.size() ? ids[k].storage().get() : nullptr; };
+    StorageLocks locks(__func__, {&data, arr(0), arr(1), arr(2), arr(3)}, {dst.storage().get()});
+    done = data.impl().gather_points(src, points, dst.storage()->impl(), lo, hi, offsets);
+  }
+  if (!done) return false;
+  for (const IdCheck& c : r.unchecked) raise_outside(c, lo[c.at], hi[c.at]);
+  return true;
+}
+
+// t[i, j] in one pass (points_pass), where the linear ids take two passes more and a range
+// check one before them (what the caller falls back to when this returns nothing). r's
+// ids as the user gave them.
 std::optional<Tensor> read_points(const ResolvedIndex& r) {
   const Tensor& view = r.view;
   const Placement p = placement(r);
   const Shape out_shape = spliced(p.rest, p.at, r.ids_shape);
-  const int64_t nd = int64_t(r.ids_shape.size());
+  const size_t nd = r.ids_shape.size();
   // an empty result still checks its ids (numpy does), and a dim of 0 has no position 0
   if (shape_numel(out_shape) == 0) return std::nullopt;
   // the view over the result's shape: the rest dims' strides, 0 in the arrays' dims
@@ -393,35 +425,43 @@ std::optional<Tensor> read_points(const ResolvedIndex& r) {
   for (size_t j = 0, d = 0; d < size_t(view.ndim()); ++d) {
     if (std::find(r.array_dims.begin(), r.array_dims.end(), int64_t(d)) != r.array_dims.end())
       continue;
-    base[j < size_t(p.at) ? j : j + size_t(nd)] = view.layout().strides()[d];
+    base[j < size_t(p.at) ? j : j + nd] = view.layout().strides()[d];
     ++j;
   }
-  std::vector<Tensor> ids;  // int64, over the broadcast shape
-  std::vector<BackendStorage::PointIds> points;
-  for (size_t k = 0; k < r.ids.size(); ++k) {
-    const int64_t dim = r.array_dims[k];
-    if (view.shape()[size_t(dim)] == 0) return std::nullopt;
-    ids.push_back(broadcast_to(to_dtype(r.ids[k], DType::I64), r.ids_shape));
-    Strides st(out_shape.size(), 0);
-    const Strides& from = ids[k].layout().strides();
-    std::copy(from.begin(), from.end(), st.begin() + p.at);
-    points.push_back({&ids[k].storage()->impl(), Layout(out_shape, st, ids[k].layout().offset()),
-                      view.layout().strides()[size_t(dim)], view.shape()[size_t(dim)]});
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (int64_t d : r.array_dims) {
+    if (view.shape()[size_t(d)] == 0) return std::nullopt;
+    dims.emplace_back(view.layout().strides()[size_t(d)], view.shape()[size_t(d)]);
   }
   Tensor out = empty(out_shape, view.dtype(), view.device());
-  int64_t lo[BackendStorage::kMaxPointIds], hi[BackendStorage::kMaxPointIds];
-  bool done;
-  {
-    static_assert(BackendStorage::kMaxPointIds == 4, "the locks below name four arrays");
-    auto at = [&](size_t k) { return k < ids.size() ? ids[k].storage().get() : nullptr; };
-    StorageLocks locks(__func__, {view.storage().get(), at(0), at(1), at(2), at(3)},
-                       {out.storage().get()});
-    done = view.storage()->impl().gather_points(Layout(out_shape, base, view.layout().offset()),
-                                               points, out.storage()->impl(), lo, hi);
-  }
-  if (!done) return std::nullopt;
-  for (const IdCheck& c : r.unchecked) raise_outside(c, lo[c.at], hi[c.at]);
+  if (!points_pass(r, *view.storage(), Layout(out_shape, base, view.layout().offset()), p.at,
+                   dims, out, /*offsets=*/false))
+    return std::nullopt;
   return out;
+}
+
+// The linear ids of a write through r's arrays, (i * size_j) + j, one per element of their
+// broadcast shape and flat over it, every id checked and counted from the end when
+// negative: one pass where the backend has gather_points, else a range check, then two.
+Tensor write_ids(const ResolvedIndex& r, const Shape& sizes) {
+  const int64_t count = shape_numel(r.ids_shape);
+  if (r.deferred && count > 0 &&
+      std::find(sizes.begin(), sizes.end(), int64_t(0)) == sizes.end()) {
+    std::vector<std::pair<int64_t, int64_t>> dims(sizes.size());
+    int64_t step = 1;
+    for (size_t k = sizes.size(); k-- > 0;) {
+      dims[k] = {step, sizes[k]};
+      step *= sizes[k];
+    }
+    Tensor lin = empty(r.ids_shape, DType::I64, r.view.device());
+    const Layout none(r.ids_shape, Strides(r.ids_shape.size(), 0), 0);  // offsets from 0
+    if (points_pass(r, *lin.storage(), none, 0, dims, lin, /*offsets=*/true))
+      return reshape(lin, {count});
+  }
+  if (!r.deferred) return contiguous(linear_ids(r, sizes));
+  ResolvedIndex checked = r;
+  wrap_ids(checked.ids, r.unchecked);
+  return contiguous(linear_ids(checked, sizes));
 }
 
 // t[..., i, j, ...] = value: the view with its array dims side by side (placement's order)
@@ -438,10 +478,10 @@ void set_through_arrays(const ResolvedIndex& w, const Tensor& src) {
     throw_shape_mismatch("setitem", src.shape(), target,
                          "the value must broadcast to the indexed shape");
   check_writable("setitem", base);
-  if (count == 0) return;
   // One id per write, held on the device: a broadcast key of 2**36 ids fails here, at its
   // allocation, before 2**36 writes start.
-  const Tensor lin = contiguous(linear_ids(w, sizes));
+  const Tensor lin = write_ids(w, sizes);
+  if (count == 0) return;
   const Tensor values = reshape(broadcast_to(src, target), spliced(p.rest, p.at, {count}));
   const Tensor arranged = permute(base, p.order);
   const Shape merged_shape = spliced(p.rest, p.at, {span});

@@ -54,7 +54,7 @@ class CpuStorage : public BackendStorage {
                       const Layout& ids_layout, BackendStorage& dst, int64_t* lo,
                       int64_t* hi) const override;
   bool gather_points(const Layout& src, const std::vector<PointIds>& ids, BackendStorage& dst,
-                     int64_t* lo, int64_t* hi) const override;
+                     int64_t* lo, int64_t* hi, bool offsets) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
   bool softmax_columns(const Layout& src, int64_t dim, bool log,

@@ -225,10 +225,10 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
 // gather_points of K arrays: src, the K arrays and dst walked together over dst's shape.
 // Each run adds up its element's offset from the K ids, each counted from the end when
 // negative and read at 0 when outside, and merges the ids' bounds it saw under a lock.
-template <size_t K>
-void gather_points_k(const CpuStorage& self, const Layout& src,
-                     const std::vector<BackendStorage::PointIds>& pts, CpuStorage& dst,
-                     int64_t* lo, int64_t* hi) {
+// kOffsets: dst (int64) takes the offsets, T is int64_t and src's data is not read.
+template <size_t K, bool kOffsets, typename T>
+void points_k(const T* in, const Layout& src, const std::vector<BackendStorage::PointIds>& pts,
+              T* o, int64_t* lo, int64_t* hi) {
   const Layout out(src.shape());
   std::array<const Layout*, K + 2> views;
   std::array<const int64_t*, K> ids;
@@ -244,37 +244,47 @@ void gather_points_k(const CpuStorage& self, const Layout& src,
     hi[k] = std::numeric_limits<int64_t>::min();
   }
   std::mutex mu;
+  walk<K + 2>(out.shape(), views, [&](const auto& off, int64_t n, const auto& st) {
+    T* __restrict d = o + off[K + 1];
+    std::array<const int64_t*, K> i;
+    std::array<int64_t, K> l, h;
+    for (size_t k = 0; k < K; ++k) {
+      i[k] = ids[k] + off[k + 1];
+      l[k] = std::numeric_limits<int64_t>::max();
+      h[k] = std::numeric_limits<int64_t>::min();
+    }
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t at = off[0] + e * st[0];
+      for (size_t k = 0; k < K; ++k) {
+        int64_t id = i[k][e * st[k + 1]];
+        l[k] = id < l[k] ? id : l[k];
+        h[k] = id > h[k] ? id : h[k];
+        id += id < 0 ? size[k] : 0;
+        at += (uint64_t(id) < uint64_t(size[k]) ? id : 0) * step[k];
+      }
+      if constexpr (kOffsets)
+        d[e * st[K + 1]] = at;
+      else
+        d[e * st[K + 1]] = in[at];
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t k = 0; k < K; ++k) {
+      lo[k] = std::min(lo[k], l[k]);
+      hi[k] = std::max(hi[k], h[k]);
+    }
+  });
+}
+
+template <size_t K>
+void gather_points_k(const CpuStorage& self, const Layout& src,
+                     const std::vector<BackendStorage::PointIds>& pts, CpuStorage& dst,
+                     int64_t* lo, int64_t* hi, bool offsets) {
+  if (offsets)
+    return points_k<K, true>(static_cast<const int64_t*>(nullptr), src, pts, dst.ptr<int64_t>(),
+                             lo, hi);
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* in = self.ptr<T>();
-    T* o = dst.ptr<T>();
-    walk<K + 2>(out.shape(), views, [&](const auto& off, int64_t n, const auto& st) {
-      const T* __restrict s = in + off[0];
-      T* __restrict d = o + off[K + 1];
-      std::array<const int64_t*, K> i;
-      std::array<int64_t, K> l, h;
-      for (size_t k = 0; k < K; ++k) {
-        i[k] = ids[k] + off[k + 1];
-        l[k] = std::numeric_limits<int64_t>::max();
-        h[k] = std::numeric_limits<int64_t>::min();
-      }
-      for (int64_t e = 0; e < n; ++e) {
-        int64_t at = e * st[0];
-        for (size_t k = 0; k < K; ++k) {
-          int64_t id = i[k][e * st[k + 1]];
-          l[k] = id < l[k] ? id : l[k];
-          h[k] = id > h[k] ? id : h[k];
-          id += id < 0 ? size[k] : 0;
-          at += (uint64_t(id) < uint64_t(size[k]) ? id : 0) * step[k];
-        }
-        d[e * st[K + 1]] = s[at];
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      for (size_t k = 0; k < K; ++k) {
-        lo[k] = std::min(lo[k], l[k]);
-        hi[k] = std::max(hi[k], h[k]);
-      }
-    });
+    points_k<K, false>(self.ptr<T>(), src, pts, dst.ptr<T>(), lo, hi);
   });
 }
 
@@ -297,12 +307,12 @@ bool CpuStorage::gather_bounded(const Layout& src, int64_t dim, const BackendSto
 }
 
 bool CpuStorage::gather_points(const Layout& src, const std::vector<PointIds>& ids,
-                               BackendStorage& dst, int64_t* lo, int64_t* hi) const {
+                               BackendStorage& dst, int64_t* lo, int64_t* hi, bool offsets) const {
   switch (ids.size()) {
-    case 1: gather_points_k<1>(*this, src, ids, as_cpu(dst), lo, hi); return true;
-    case 2: gather_points_k<2>(*this, src, ids, as_cpu(dst), lo, hi); return true;
-    case 3: gather_points_k<3>(*this, src, ids, as_cpu(dst), lo, hi); return true;
-    case 4: gather_points_k<4>(*this, src, ids, as_cpu(dst), lo, hi); return true;
+    case 1: gather_points_k<1>(*this, src, ids, as_cpu(dst), lo, hi, offsets); return true;
+    case 2: gather_points_k<2>(*this, src, ids, as_cpu(dst), lo, hi, offsets); return true;
+    case 3: gather_points_k<3>(*this, src, ids, as_cpu(dst), lo, hi, offsets); return true;
+    case 4: gather_points_k<4>(*this, src, ids, as_cpu(dst), lo, hi, offsets); return true;
     default: return false;
   }
 }

@@ -170,7 +170,7 @@ class CudaStorage : public BackendStorage {
   IndexBounds index_bounds(const Layout& src) const override;
   bool index_reads_clamp() const override { return true; }
   bool gather_points(const Layout& src, const std::vector<PointIds>& ids, BackendStorage& dst,
-                     int64_t* lo, int64_t* hi) const override;
+                     int64_t* lo, int64_t* hi, bool offsets) const override;
   bool reduce_sum_squares(const Layout& src, int64_t reduced_dims,
                           BackendStorage& dst) const override;
   // One pass (sums about the row's first element, in double), then one thread per output.

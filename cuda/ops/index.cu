@@ -179,7 +179,8 @@ __global__ void select_last(const B* src, const I* ids, B* dst, RowsParams p) {
 // of the walk src over dst's shape and views 1..K the K arrays' ids. A thread takes
 // kPointsUnroll elements a block apart, their ids loaded before their data (a chain per
 // element in flight), and keeps its arrays' smallest and largest ids; a warp merges them
-// and its first lane folds them into bounds (lo, hi per array) atomically.
+// and its first lane folds them into bounds (lo, hi per array) atomically. kOffsets: B is
+// uint64_t and dst takes the offsets (a write's linear ids), src unread.
 constexpr int kPointsUnroll = 4;
 
 template <int K>
@@ -194,7 +195,7 @@ __global__ void init_bounds(long long* bounds, int k) {
     bounds[threadIdx.x] = threadIdx.x % 2 == 0 ? LLONG_MAX : LLONG_MIN;
 }
 
-template <typename B, int K>
+template <typename B, int K, bool kOffsets>
 __global__ void gather_points_kernel(const B* __restrict__ src, B* __restrict__ dst, int64_t n,
                                      PointsParams<K> p, long long* bounds) {
   long long lo[K], hi[K];
@@ -226,7 +227,7 @@ __global__ void gather_points_kernel(const B* __restrict__ src, B* __restrict__ 
     B v[kPointsUnroll];
 #pragma unroll
     for (int u = 0; u < kPointsUnroll; ++u)
-      if (e0 + u * kBlock < n) v[u] = src[at[u]];
+      if (e0 + u * kBlock < n) v[u] = kOffsets ? B(at[u]) : src[at[u]];
 #pragma unroll
     for (int u = 0; u < kPointsUnroll; ++u)
       if (e0 + u * kBlock < n) dst[e0 + u * kBlock] = v[u];
@@ -399,7 +400,7 @@ namespace {
 template <int K>
 void launch_points(const CudaStorage& self, const Layout& src,
                    const std::vector<BackendStorage::PointIds>& pts, BackendStorage& dst,
-                   long long* bounds) {
+                   long long* bounds, bool offsets) {
   const Layout out(src.shape());
   std::array<const Layout*, K + 1> views;
   views[0] = &src;
@@ -412,9 +413,15 @@ void launch_points(const CudaStorage& self, const Layout& src,
   }
   p.w = make_walk<K + 1>("index", out.shape(), views);
   const int64_t n = out.numel();
+  const unsigned grid = grid_for(n, kPointsUnroll);
+  if (offsets) {
+    gather_points_kernel<uint64_t, K, true><<<grid, kBlock, 0, self.stream()>>>(
+        nullptr, as_cuda(dst).ptr<uint64_t>(), n, p, bounds);
+    return;
+  }
   dispatch_width(dtype_size(self.dtype()), [&](auto b) {
     using B = decltype(b);
-    gather_points_kernel<B, K><<<grid_for(n, kPointsUnroll), kBlock, 0, self.stream()>>>(
+    gather_points_kernel<B, K, false><<<grid, kBlock, 0, self.stream()>>>(
         self.ptr<B>(), as_cuda(dst).ptr<B>(), n, p, bounds);
   });
 }
@@ -422,7 +429,8 @@ void launch_points(const CudaStorage& self, const Layout& src,
 }  // namespace
 
 bool CudaStorage::gather_points(const Layout& src, const std::vector<PointIds>& ids,
-                                BackendStorage& dst, int64_t* lo, int64_t* hi) const {
+                                BackendStorage& dst, int64_t* lo, int64_t* hi,
+                                bool offsets) const {
   const int k = int(ids.size());
   if (k < 1 || k > int(kMaxPointIds)) return false;
   auto& d = cuda();
@@ -430,10 +438,10 @@ bool CudaStorage::gather_points(const Layout& src, const std::vector<PointIds>& 
   Scratch bounds(d, 2 * kMaxPointIds * sizeof(long long));
   init_bounds<<<1, 32, 0, stream()>>>(bounds.as<long long>(), k);
   switch (k) {
-    case 1: launch_points<1>(*this, src, ids, dst, bounds.as<long long>()); break;
-    case 2: launch_points<2>(*this, src, ids, dst, bounds.as<long long>()); break;
-    case 3: launch_points<3>(*this, src, ids, dst, bounds.as<long long>()); break;
-    default: launch_points<4>(*this, src, ids, dst, bounds.as<long long>()); break;
+    case 1: launch_points<1>(*this, src, ids, dst, bounds.as<long long>(), offsets); break;
+    case 2: launch_points<2>(*this, src, ids, dst, bounds.as<long long>(), offsets); break;
+    case 3: launch_points<3>(*this, src, ids, dst, bounds.as<long long>(), offsets); break;
+    default: launch_points<4>(*this, src, ids, dst, bounds.as<long long>(), offsets); break;
   }
   d.check_launch("index");
   // the bounds come back through a slot of mapped host memory, as index_bounds' do
