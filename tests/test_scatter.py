@@ -547,10 +547,11 @@ def test_embedding_errors(device):
 @pytest.mark.parametrize("name", ["float32", "float16", "int64", "uint8"])
 def test_scatter_along_long_rows(device, name, rng):
     """scatter and scatter_add along the last dim of rows with many ids (a GPU scatters a
-    row in shared memory): rows within a GPU's shared memory and past it, ids as many as
+    row in shared memory): rows within 48 KiB of shared memory, within a block's opt-in
+    beyond it, and past that, ids as many as
     the positions and far fewer, repeated ids. The last repeated id wins; integer adds are
     exact, float adds within a rounding per add of the exact sum, in any order."""
-    for rows, width, count in ((40, 3000, 3000), (3, 20000, 6000), (6, 4000, 200)):
+    for rows, width, count in ((40, 3000, 3000), (8, 8192, 8192), (3, 20000, 6000), (6, 4000, 200)):
         x = rand_array(rng, (rows, width), name)
         ids = rng.integers(0, width, size=(rows, count))
         t = to_ember(x, name, device)

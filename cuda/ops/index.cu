@@ -110,6 +110,7 @@ __global__ void gather_staged(const B* __restrict__ src, const I* __restrict__ i
     const B* row = src + off[0];
     const I* id_row = ids + off[1];
     __syncthreads();  // the previous row's reads are done
+#pragma unroll 4
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x) row_s[k] = row[k];
     __syncthreads();
     B* out = dst + r * len;
@@ -413,16 +414,25 @@ void launch_points(const CudaStorage& self, const Layout& src,
   }
   p.w = make_walk<K + 1>("index", out.shape(), views);
   const int64_t n = out.numel();
-  const unsigned grid = grid_for(n, kPointsUnroll);
+  // One wave of blocks, each looping over its tiles: a block per tile gave a warp's four
+  // atomics on the same four words to every 1024 elements, and at 2^25 elements those
+  // contended atomics took longer than the gather itself.
+  const auto launch = [&](auto kernel, const auto* from, auto* to) {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlock, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor", &self.cuda());
+    const int64_t wave = int64_t(self.cuda().sm_count()) * std::max(per_sm, 1);
+    const unsigned grid = unsigned(std::min<int64_t>(grid_for(n, kPointsUnroll), wave));
+    kernel<<<grid, kBlock, 0, self.stream()>>>(from, to, n, p, bounds);
+  };
   if (offsets) {
-    gather_points_kernel<uint64_t, K, true><<<grid, kBlock, 0, self.stream()>>>(
-        nullptr, as_cuda(dst).ptr<uint64_t>(), n, p, bounds);
+    launch(gather_points_kernel<uint64_t, K, true>, static_cast<const uint64_t*>(nullptr),
+           as_cuda(dst).ptr<uint64_t>());
     return;
   }
   dispatch_width(dtype_size(self.dtype()), [&](auto b) {
     using B = decltype(b);
-    gather_points_kernel<B, K, false><<<grid, kBlock, 0, self.stream()>>>(
-        self.ptr<B>(), as_cuda(dst).ptr<B>(), n, p, bounds);
+    launch(gather_points_kernel<B, K, false>, self.ptr<B>(), as_cuda(dst).ptr<B>());
   });
 }
 

@@ -153,8 +153,10 @@ __global__ void write_last(T* dst, const I* ids, const T* src, const int* table,
 //   sign; then dst's row adds them, each position once. 16-bit floats sum in float32 and
 //   round once.
 // Worth it while a row has at least a quarter as many ids as positions (kRowIdsShare): the
-// table and the final pass cost the row's whole width.
-constexpr int64_t kRowStageBytes = 48 * 1024;
+// table and the final pass cost the row's whole width. Up to kRowStageBytes of shared
+// memory a block (past 48 KiB by the kernel's opt-in): a set of 8192 float32 positions
+// takes 64 KiB, table and values.
+constexpr int64_t kRowStageBytes = 96 * 1024;
 constexpr int64_t kRowIdsShare = 4;
 
 struct RowScatter {
@@ -309,15 +311,18 @@ void CudaStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSt
       if (bytes > size_t(kRowStageBytes)) return;
       const unsigned grid = unsigned(std::min<int64_t>(n, int64_t(1) << 30));
       const I* id = as_cuda(ids).ptr<I>();
-      if (!accumulate) {
-        scatter_set_rows<T, I><<<grid, kBlock, bytes, stream()>>>(ptr<T>(), id,
-                                                                 as_cuda(src).ptr<T>(), rp);
+      const auto launch = [&](auto kernel) {
+        if (bytes > 48 * 1024)  // the default limit of a block's dynamic shared memory
+          check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     int(bytes)),
+                "cudaFuncSetAttribute", &cuda());
+        kernel<<<grid, kBlock, bytes, stream()>>>(ptr<T>(), id, as_cuda(src).ptr<T>(), rp);
         done = true;
-      } else if constexpr (has_atomic_add_v<row_sum_t<T>> && !is_half_v<row_sum_t<T>>) {
-        scatter_add_rows<T, I><<<grid, kBlock, bytes, stream()>>>(ptr<T>(), id,
-                                                                 as_cuda(src).ptr<T>(), rp);
-        done = true;
-      }
+      };
+      if (!accumulate)
+        launch(scatter_set_rows<T, I>);
+      else if constexpr (has_atomic_add_v<row_sum_t<T>> && !is_half_v<row_sum_t<T>>)
+        launch(scatter_add_rows<T, I>);
     });
   }
   // Atomic adds: integers always (exact in any order), floats unless deterministic; sets
