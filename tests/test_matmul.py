@@ -37,6 +37,8 @@ PAIRS = [
     ((2, 1, 3, 4), (1, 5, 4, 6)),
     ((0, 3, 4), (4, 5)),
     ((2, 3, 4), (1, 4, 5)),
+    ((2, 2, 3, 4), (4, 5)),  # batch dims that fold into the rows where the layout allows
+    ((2, 1, 3, 4), (1, 4, 5)),
 ]
 
 MAT_LAYOUTS = ["contiguous", "T", "stepped", "expanded", "reversed"]

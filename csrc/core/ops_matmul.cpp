@@ -40,10 +40,21 @@ Tensor matmul(const Tensor& lhs, const Tensor& rhs) {
   rshape.insert(rshape.end(), {k, n});
   oshape.insert(oshape.end(), {m, n});
   Tensor dst = empty(oshape, lhs.dtype(), lhs.device(), "matmul");
+  Layout la = l.broadcast_to("matmul", lshape), ra = r.broadcast_to("matmul", rshape);
+  // A batch of products with one matrix on the right, whose left operand's rows all lie one
+  // stride apart (x @ w for x of (batch, seq, width)), is one product of batch * m rows, as
+  // PyTorch folds it: a GPU ran the batch of smaller products slower. dst is the same memory.
+  const int64_t count = shape_numel(batch);
+  bool shared_rhs = count > 1;
+  for (size_t d = 0; d < batch.size(); ++d) shared_rhs = shared_rhs && ra.strides()[d] == 0;
+  Layout folded;
+  if (shared_rhs && la.try_reshape({count * m, k}, &folded)) {
+    la = folded;
+    ra = Layout({k, n}, {ra.strides()[batch.size()], ra.strides()[batch.size() + 1]}, ra.offset());
+  }
   {
     StorageLocks locks(__func__, {lhs.storage().get(), rhs.storage().get()}, {dst.storage().get()});
-    lhs.storage()->impl().matmul(l.broadcast_to("matmul", lshape), rhs.storage()->impl(),
-                                 r.broadcast_to("matmul", rshape), dst.storage()->impl());
+    lhs.storage()->impl().matmul(la, rhs.storage()->impl(), ra, dst.storage()->impl());
   }
   Shape result = batch;
   if (lhs.ndim() > 1) result.push_back(m);
