@@ -379,6 +379,17 @@ Tensor gather_arrays(const ResolvedIndex& w) {
   return reshape(index_checks::select_checked(x, p.at, lin), spliced(p.rest, p.at, w.ids_shape));
 }
 
+// r as the composed paths take it: the ids a resolve deferred, checked now and counted
+// from the end.
+ResolvedIndex with_checked_ids(const ResolvedIndex& r) {
+  if (!r.deferred) return r;
+  ResolvedIndex checked = r;
+  wrap_ids(checked.ids, r.unchecked);
+  checked.unchecked.clear();
+  checked.deferred = false;
+  return checked;
+}
+
 // One pass of the backend's gather_points over r's arrays, placed at dims [at, at +
 // their ndim) of dst's shape: `src` the source over dst's shape (0 in the arrays' dims),
 // `dims` each array's dim of the source (its stride and size). Raises from the bounds it
@@ -458,10 +469,7 @@ Tensor write_ids(const ResolvedIndex& r, const Shape& sizes) {
     if (points_pass(r, *lin.storage(), none, 0, dims, lin, /*offsets=*/true))
       return reshape(lin, {count});
   }
-  if (!r.deferred) return contiguous(linear_ids(r, sizes));
-  ResolvedIndex checked = r;
-  wrap_ids(checked.ids, r.unchecked);
-  return contiguous(linear_ids(checked, sizes));
+  return contiguous(linear_ids(with_checked_ids(r), sizes));
 }
 
 // t[..., i, j, ...] = value: the view with its array dims side by side (placement's order)
@@ -521,9 +529,7 @@ Tensor read_index(const ResolvedIndex& r) {
   if (r.ids.empty()) return r.view;
   if (r.deferred) {
     if (std::optional<Tensor> out = read_points(r)) return *out;
-    ResolvedIndex checked = r;
-    wrap_ids(checked.ids, r.unchecked);
-    return gather_arrays(checked);
+    return gather_arrays(with_checked_ids(r));
   }
   Tensor out = gather_arrays(r);
   if (r.check) r.check();

@@ -218,11 +218,10 @@ __global__ void gather_points_kernel(const B* __restrict__ src, B* __restrict__ 
       at[u] = off[0];
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        int64_t id = p.ids[k][off[k + 1]];
+        const int64_t id = p.ids[k][off[k + 1]];
         lo[k] = min(lo[k], (long long)id);
         hi[k] = max(hi[k], (long long)id);
-        id += id < 0 ? p.size[k] : 0;
-        at[u] += (uint64_t(id) < uint64_t(p.size[k]) ? id : 0) * p.stride[k];
+        at[u] += safe_id(id, p.size[k]) * p.stride[k];
       }
     }
     B v[kPointsUnroll];
