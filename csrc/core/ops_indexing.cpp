@@ -310,9 +310,10 @@ ResolvedIndex walk(const Tensor& t, const ParsedKey& k, bool for_read) {
     return w;
   }
   if (w.ids.size() >= 2 && w.ids.size() <= BackendStorage::kMaxPointIds &&
-      !(for_read && autograd::wants_grad({&t}))) {
+      !autograd::wants_grad({&t})) {
     // read_index and write_index check them in the pass that reads through them, or that
-    // sums their linear ids, where the backend can
+    // sums their linear ids, where the backend can (a read that records its gradient
+    // takes the composed path: index_put's backward reads with for_read unset)
     w.unchecked = std::move(checks);
     w.deferred = true;
     return w;
