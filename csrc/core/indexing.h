@@ -38,15 +38,17 @@ struct ResolvedIndex {
   Tensor view;
   std::optional<Tensor> mask;        // a bool mask as the whole key, over view's leading dims
   std::vector<int64_t> array_dims;   // dims of `view` that index arrays select, increasing
-  std::vector<Tensor> ids;           // their ids, each in [0, size) of its dim (but see check)
+  std::vector<Tensor> ids;           // their ids, each in [0, size) of its dim (but see check
+                                     // and deferred)
   Shape ids_shape;                   // the arrays' broadcast shape
   bool arrays_lead = false;          // numpy: separated arrays put their dims first
   // Set by a resolve for_read whose range check is still under way (its one array's ids
   // as the user gave them): read_index calls it once the gather is queued, and it raises.
   std::function<void()> check;
-  // Set by a resolve for_read of several arrays: their ids as the user gave them (negative
-  // ones too), and what read_index still checks of them. `at` is the array's place in ids,
-  // `size` its dim's length, `source_dim` the user's dim that an error names.
+  // Set by a resolve of two to four arrays that records no gradient: their ids as the user
+  // gave them (negative ones too), and what read_index or write_index still checks of them.
+  // `at` is the array's place in ids, `size` its dim's length, `source_dim` the user's dim
+  // that an error names.
   struct Unchecked {
     size_t at;
     int64_t size, source_dim;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/clamped_id.h"
 #include "cpu_backend.h"
 #include "elementwise.h"
 #include "vec_math.h"
@@ -223,8 +224,8 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
 }
 
 // gather_points of K arrays: src, the K arrays and dst walked together over dst's shape.
-// Each run adds up its element's offset from the K ids, each counted from the end when
-// negative and read at 0 when outside, and merges the ids' bounds it saw under a lock.
+// Each run adds up its element's offset from the K ids (core/clamped_id.h) and merges the
+// ids' bounds it saw under a lock.
 // kOffsets: dst (int64) takes the offsets, T is int64_t and src's data is not read.
 template <size_t K, bool kOffsets, typename T>
 void points_k(const T* in, const Layout& src, const std::vector<BackendStorage::PointIds>& pts,
@@ -256,11 +257,10 @@ void points_k(const T* in, const Layout& src, const std::vector<BackendStorage::
     for (int64_t e = 0; e < n; ++e) {
       int64_t at = off[0] + e * st[0];
       for (size_t k = 0; k < K; ++k) {
-        int64_t id = i[k][e * st[k + 1]];
+        const int64_t id = i[k][e * st[k + 1]];
         l[k] = id < l[k] ? id : l[k];
         h[k] = id > h[k] ? id : h[k];
-        id += id < 0 ? size[k] : 0;
-        at += (uint64_t(id) < uint64_t(size[k]) ? id : 0) * step[k];
+        at += clamped_id(id, size[k]) * step[k];
       }
       if constexpr (kOffsets)
         d[e * st[K + 1]] = at;

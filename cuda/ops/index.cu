@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "common.cuh"
+#include "core/clamped_id.h"
 #include "rows.cuh"
 
 namespace ember::cuda {
@@ -14,13 +15,11 @@ namespace ember::cuda {
 namespace {
 
 // Core queues a read before its ids' range check has come back (index_reads_clamp) and
-// raises once it has: until then a negative id counts from the end, as numpy's, and one
-// outside [-size, size) reads the dim's first element, never out of bounds.
+// raises once it has: until then ids take core/clamped_id.h's rule (ids of every index
+// dtype fit int64).
 template <typename I>
 __device__ __forceinline__ int64_t safe_id(I raw, int64_t size) {
-  int64_t id = int64_t(raw);
-  if constexpr (std::is_signed_v<I>) id += id < 0 ? size : 0;
-  return uint64_t(id) < uint64_t(size) ? id : 0;
+  return clamped_id(int64_t(raw), size);
 }
 
 struct SelectParams {

@@ -71,31 +71,40 @@ void matmul_blas(const CudaStorage& lhs, const Layout& la0, const CudaStorage& r
   if (m > kMaxInt || n > kMaxInt || k > kMaxInt)
     throw_invalid("matmul", "cuBLAS takes matrices of fewer than 2^31 rows and columns");
   Operand a = readable(lhs, la0, m, k), b = readable(rhs, lb0, k, n);
+  // The batch dims, merged where all three views allow: one cuBLAS call per outer batch.
+  const Shape batch(la0.shape().begin(), la0.shape().end() - 2);
+  Strides cs = contiguous_strides(batch);
+  for (auto& s : cs) s *= m * n;
+  const Layout bc(batch, cs, 0);
+  const auto batch_walk = [&] {
+    const Layout &la = a.layout, &lb = b.layout;
+    const Layout ba(batch, Strides(la.strides().begin(), la.strides().end() - 2), la.offset());
+    const Layout bb(batch, Strides(lb.strides().begin(), lb.strides().end() - 2), lb.offset());
+    return make_walk<3>("matmul", batch, {&ba, &bb, &bc});
+  };
+  const auto outer_of = [&](const Walk<3>& w) {
+    return shape_numel(batch) / std::max<int64_t>(w.ndim ? w.shape[w.ndim - 1] : 1, 1);
+  };
+  Walk<3> w = batch_walk();
   // Batch dims that do not merge into one stride cost a cuBLAS call per outer batch: four
   // calls of twelve products for attention's (batch, heads) of permuted views. A dense copy
   // of such an operand, as PyTorch's reshape makes, gives one call; it is made while it
   // costs less than the calls it saves (some 5 us each: 16 MiB of copying a call).
-  const int64_t count = shape_numel(Shape(la0.shape().begin(), la0.shape().end() - 2));
-  const bool merge_a = batch_is_one_stride(a.layout), merge_b = batch_is_one_stride(b.layout);
-  const int64_t copy_bytes = int64_t(dtype_size(lhs.dtype())) *
-                             ((merge_a ? 0 : la0.numel()) + (merge_b ? 0 : lb0.numel()));
-  if (count > 1 && copy_bytes > 0 && copy_bytes <= (count - 1) * (int64_t(16) << 20)) {
-    if (!merge_a) a = dense_copy(lhs, a.layout);
-    if (!merge_b) b = dense_copy(rhs, b.layout);
+  if (const int64_t calls = outer_of(w); calls > 1) {
+    const bool merge_a = batch_is_one_stride(a.layout), merge_b = batch_is_one_stride(b.layout);
+    const int64_t copy_bytes = int64_t(dtype_size(lhs.dtype())) *
+                               ((merge_a ? 0 : la0.numel()) + (merge_b ? 0 : lb0.numel()));
+    if (copy_bytes > 0 && copy_bytes <= (calls - 1) * (int64_t(16) << 20)) {
+      if (!merge_a) a = dense_copy(lhs, a.layout);
+      if (!merge_b) b = dense_copy(rhs, b.layout);
+      w = batch_walk();
+    }
   }
   const Layout &la = a.layout, &lb = b.layout;
   BlasView va = blas_view(m, k, la.strides()[size_t(nd - 2)], la.strides()[size_t(nd - 1)]);
   BlasView vb = blas_view(k, n, lb.strides()[size_t(nd - 2)], lb.strides()[size_t(nd - 1)]);
-  // The batch dims, merged where all three views allow: one cuBLAS call per outer batch.
-  Shape batch(la.shape().begin(), la.shape().end() - 2);
-  Layout ba(batch, Strides(la.strides().begin(), la.strides().end() - 2), la.offset());
-  Layout bb(batch, Strides(lb.strides().begin(), lb.strides().end() - 2), lb.offset());
-  Strides cs = contiguous_strides(batch);
-  for (auto& s : cs) s *= m * n;
-  Layout bc(batch, cs, 0);
-  Walk<3> w = make_walk<3>("matmul", batch, {&ba, &bb, &bc});
   const int64_t inner = w.ndim ? w.shape[w.ndim - 1] : 1;
-  const int64_t outer = shape_numel(batch) / std::max<int64_t>(inner, 1);
+  const int64_t outer = outer_of(w);
   const int64_t sa = w.ndim ? w.stride[0][w.ndim - 1] : 0,
                 sb = w.ndim ? w.stride[1][w.ndim - 1] : 0;
   const cudaDataType_t type = blas_type(lhs.dtype());
