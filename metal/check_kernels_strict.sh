@@ -38,7 +38,7 @@ PRELUDE='#include "common.h"
 #endif'
 
 COMMON=(-fsyntax-only -ferror-limit=0 -D__METAL_VERSION__=240 -Wno-unknown-attributes
-  -I metal/strict -I metal/kernels)
+  -I metal/strict -I metal/kernels -I csrc)
 declare -A MODE_FLAGS=(
   [c++14]="-x c++ -std=c++14 -pedantic-errors --target=aarch64-linux-gnu -nostdinc -nostdinc++"
   [opencl]="-x clcpp -cl-std=clc++2021 --target=spir64 -cl-no-stdinc -nostdinc"

@@ -12,6 +12,8 @@ set(EMBER_METAL_DIR ${CMAKE_CURRENT_LIST_DIR})
 file(GLOB EMBER_METAL_BACKEND_SOURCES CONFIGURE_DEPENDS ${EMBER_METAL_DIR}/backend/*.cpp)
 file(GLOB EMBER_METAL_KERNEL_FILES CONFIGURE_DEPENDS ${EMBER_METAL_DIR}/kernels/*.metal)
 file(GLOB EMBER_METAL_KERNEL_HEADERS CONFIGURE_DEPENDS ${EMBER_METAL_DIR}/kernels/*.h)
+# core headers the kernels include too (the math written once for every backend)
+set(EMBER_METAL_SHARED_HEADERS ${PROJECT_SOURCE_DIR}/csrc/core/clamped_id.h)
 
 # Metal compiles MSL at run time from source embedded in the module; edits to a .metal
 # or .h file regenerate it.
@@ -19,9 +21,9 @@ set(EMBER_METAL_EMBEDDED ${CMAKE_CURRENT_BINARY_DIR}/ember_metal_kernels/kernel_
 add_custom_command(
   OUTPUT ${EMBER_METAL_EMBEDDED}
   COMMAND ${Python_EXECUTABLE} ${EMBER_METAL_DIR}/embed_kernels.py --out ${EMBER_METAL_EMBEDDED}
-          -I ${EMBER_METAL_DIR}/kernels ${EMBER_METAL_KERNEL_FILES}
+          -I ${EMBER_METAL_DIR}/kernels -I ${PROJECT_SOURCE_DIR}/csrc ${EMBER_METAL_KERNEL_FILES}
   DEPENDS ${EMBER_METAL_DIR}/embed_kernels.py ${EMBER_METAL_KERNEL_FILES}
-          ${EMBER_METAL_KERNEL_HEADERS}
+          ${EMBER_METAL_KERNEL_HEADERS} ${EMBER_METAL_SHARED_HEADERS}
   COMMENT "Embedding the Metal kernel sources"
   VERBATIM)
 

@@ -399,3 +399,36 @@ def test_writes_through_several_arrays(device, rng, dtype):
             t[tuple(ember.tensor(a, device=device) for a in arrays)] = ember.tensor(
                 x[0, 0], device=device)
         np.testing.assert_array_equal(t.numpy(), x)
+
+
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_reads_and_writes_through_several_arrays_in_one_pass(rng):
+    """On Metal, t[i, j] is one dispatch (and t[i, j] = v two: the offsets, then the
+    scatter) that finds every array's bounds in its threadgroups, instead of range-check
+    passes and linear ids first: the dispatches as the device's queue_stats counts them.
+    The result outgrows one wave of threadgroups, so lanes loop; a bad id among the last
+    elements, or the middle ones, still raises."""
+    d = ember.device("metal")
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    t = ember.tensor(x, device=d)
+    n = 1024 * 256 * 2 + 77
+    i, j = rng.integers(-300, 300, n), rng.integers(-200, 200, n)
+    ti, tj = ember.tensor(i, device=d), ember.tensor(j, device=d)
+    before = d.queue_stats()
+    got = t[ti, tj]
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 1
+    np.testing.assert_array_equal(got.numpy(), x[i, j])
+    v = rng.standard_normal(n).astype(np.float32)
+    before = d.queue_stats()
+    t[ti, tj] = ember.tensor(v, device=d)
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 2
+    x[i, j] = v
+    np.testing.assert_array_equal(t.numpy(), x)
+    for at, bad, dim, size in ((n - 1, 200, 1, 200), (n // 2, -301, 0, 300)):
+        arrays = [i.copy(), j.copy()]
+        arrays[dim][at] = bad
+        with pytest.raises(ember.IndexOutOfRangeError,
+                           match=f"index {bad} is out of range for dim {dim} of size {size}"):
+            t[tuple(ember.tensor(a, device=d) for a in arrays)]

@@ -92,6 +92,8 @@ cases = {
     "sort": lambda: f.sort(),
     # int64 indices: core's range check of them is the first int64 op that runs
     "min": lambda: f.index_select(0, ember.tensor(ids.astype(np.int64), device=d)),
+    # t[i, j]: one pass through int64 ids
+    "index": lambda: f[ember.tensor(ids.astype(np.int64), device=d), ti[0, :1]],
 }
 for op, fn in cases.items():
     try:

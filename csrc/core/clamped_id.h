@@ -1,9 +1,11 @@
 // The id an index read reaches before its ids' range check has come back, compiled for
-// every backend: core raises afterwards from the ids' bounds (index_reads_clamp,
-// gather_points), and until then no read may leave the dim.
+// every backend (C++, CUDA and the Metal kernels' MSL): core raises afterwards from the
+// ids' bounds (index_reads_clamp, gather_points), and until then no read may leave the dim.
 #pragma once
 
+#ifndef __METAL_VERSION__
 #include <cstdint>
+#endif
 
 #ifdef __CUDACC__
 #define EMBER_ID_HD __host__ __device__

@@ -104,7 +104,7 @@ void MetalDevice::check_process(const std::string& op) const {
 
 void MetalDevice::dispatch(const char* family, const std::string& kernel,
                            const KernelBuffers& buffers, const void* params, size_t params_size,
-                           rt::Size3 groups, rt::Size3 group_size) {
+                           rt::Size3 groups, rt::Size3 group_size, size_t written) {
   check_process("run kernel " + kernel);
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;  // nothing to run
   const rt::Pipeline& p = pipeline(family, kernel);
@@ -128,7 +128,7 @@ void MetalDevice::dispatch(const char* family, const std::string& kernel,
         .with("device", shared_from_this());
   }
   for (size_t i = 0; i < buffers.size(); ++i)
-    buffers[i]->note_use(open_seq_, /*write=*/i + 1 == buffers.size());
+    buffers[i]->note_use(open_seq_, /*write=*/i + written >= buffers.size());
   ++dispatches_;
   threadgroups_ += int64_t(groups.x) * groups.y * groups.z;
   if (++open_dispatches_ < kDispatchesPerCommandBuffer) return;

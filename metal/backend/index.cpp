@@ -1,7 +1,10 @@
 // index_select and gather (kernels/index.metal): one lane per output element. Kernels
 // are named by the data's dtype and the ids' dtype (int64, uint32 or uint8).
+// gather_points: lanes a dispatch apart, each threadgroup's bounds merged here.
 #include <algorithm>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "../kernels/index.h"
 #include "core/fast_div.h"
@@ -62,6 +65,59 @@ void MetalStorage::gather(const Layout& src, int64_t dim, const BackendStorage& 
   p.dim_stride = src.strides()[size_t(dim)];
   launch_elementwise(metal(), "index", index_kernel("gather", dtype_, ids.dtype()),
                      {this, &as_metal(ids), &as_metal(dst)}, p, n);
+}
+
+bool MetalStorage::gather_points(const Layout& src, const std::vector<PointIds>& ids,
+                                 BackendStorage& dst, int64_t* lo, int64_t* hi,
+                                 bool offsets) const {
+  static_assert(kMaxPointIds == EMBER_POINTS_MAX, "core and the kernel agree on the arrays");
+  const size_t n = ids.size();
+  const int64_t count = src.numel();
+  if (n == 0 || n > kMaxPointIds || count == 0) return false;
+  std::string kernel = "index_points_offsets_i64";
+  if (!offsets) {
+    static const char* const bits[] = {"", "b8", "b16", "", "b32", "", "", "", "b64"};
+    kernel = std::string("index_points_") + bits[dtype_size(dtype_)] + "_i64";
+  }
+  // src and the arrays share one split of the element number into coordinates; the
+  // arrays past n are stand-ins the kernel never reads
+  std::vector<Layout> layouts{src};
+  KernelBuffers buffers{offsets ? &as_metal(*ids[0].ids) : this};
+  PointsKParams p{};
+  for (size_t k = 0; k < kMaxPointIds; ++k) {
+    const PointIds& a = ids[std::min(k, n - 1)];
+    layouts.push_back(k < n ? a.layout : Layout(src.shape(), Strides(src.ndim(), 0), 0));
+    buffers.push_back(&as_metal(*a.ids));
+    p.stride[k] = k < n ? a.stride : 0;
+    p.size[k] = k < n ? a.size : 1;
+  }
+  const std::vector<StridedLayout> kl = kernel_layouts("index", layouts);
+  std::copy(kl.begin(), kl.end(), p.l);
+  // one lane per element up to a wave of groups, whose lanes then loop: the bounds come
+  // back as a few thousand words, not one pair per group of a huge tensor
+  constexpr int64_t kMaxGroups = 1024;
+  const uint32_t group = power_of_two_group(metal(), "index", kernel, EMBER_POINTS_GROUP);
+  const int64_t groups = std::min(kMaxGroups, (count + group - 1) / group);
+  p.count = count;
+  p.lanes = groups * group;
+  p.n = uint32_t(n);
+  std::unique_ptr<BackendStorage> bounds =
+      metal().alloc_uninit(groups * EMBER_POINTS_MAX * 2, DType::I64);
+  buffers.push_back(&as_metal(dst));
+  buffers.push_back(&as_metal(*bounds));
+  metal().dispatch("index", kernel, buffers, p, rt::Size3{uint32_t(groups), 1, 1},
+                   rt::Size3{group, 1, 1}, /*written=*/2);
+  std::vector<int64_t> words(size_t(bounds->numel()));
+  read_to_host(*bounds, words.data());
+  for (size_t k = 0; k < n; ++k) {
+    lo[k] = std::numeric_limits<int64_t>::max();
+    hi[k] = std::numeric_limits<int64_t>::min();
+    for (int64_t g = 0; g < groups; ++g) {
+      lo[k] = std::min(lo[k], words[size_t((g * EMBER_POINTS_MAX + int64_t(k)) * 2)]);
+      hi[k] = std::max(hi[k], words[size_t((g * EMBER_POINTS_MAX + int64_t(k)) * 2 + 1)]);
+    }
+  }
+  return true;
 }
 
 }  // namespace ember::metal

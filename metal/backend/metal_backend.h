@@ -26,9 +26,10 @@ namespace ember::metal {
 
 class MetalStorage;
 
-// What a kernel launch binds: buffers of storages, in kernel argument order. Every
-// kernel writes its last buffer (dst comes last) and only reads the others: dispatch
-// records uses and writes from that, for events and stream-ordered frees.
+// What a kernel launch binds: buffers of storages, in kernel argument order. A kernel
+// writes its last buffer (dst comes last), or its last `written` ones where dispatch is
+// told so, and only reads the others: dispatch records uses and writes from that, for
+// events and stream-ordered frees.
 using KernelBuffers = std::vector<const MetalStorage*>;
 
 class MetalDevice : public BackendDevice {
@@ -63,13 +64,15 @@ class MetalDevice : public BackendDevice {
   void wait_for(uint64_t seq);
 
   // Encodes `kernel` (a host name in kernels/<family>.metal) into the open command
-  // buffer: `groups` threadgroups of `group_size` lanes, buffers then `params`.
+  // buffer: `groups` threadgroups of `group_size` lanes, buffers then `params`; the
+  // last `written` buffers are the ones it writes.
   void dispatch(const char* family, const std::string& kernel, const KernelBuffers& buffers,
-                const void* params, size_t params_size, rt::Size3 groups, rt::Size3 group_size);
+                const void* params, size_t params_size, rt::Size3 groups, rt::Size3 group_size,
+                size_t written = 1);
   template <typename P>
   void dispatch(const char* family, const std::string& kernel, const KernelBuffers& buffers,
-                const P& params, rt::Size3 groups, rt::Size3 group_size) {
-    dispatch(family, kernel, buffers, &params, sizeof(P), groups, group_size);
+                const P& params, rt::Size3 groups, rt::Size3 group_size, size_t written = 1) {
+    dispatch(family, kernel, buffers, &params, sizeof(P), groups, group_size, written);
   }
   // One lane per element for n elements (gid.x < n is the kernel's to check).
   // Groups of kElementwiseGroup lanes, or fewer where the pipeline allows fewer.
@@ -179,6 +182,10 @@ class MetalStorage : public BackendStorage {
   // EMBER_TOPK_MAX and for a few rows of millions (core sorts those).
   bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
             BackendStorage& indices) const override;
+  // numpy's read through 1-4 int64 arrays (or a write's offsets) in one pass, each
+  // threadgroup's bounds of the ids merged on the host (index.h, PointsKParams).
+  bool gather_points(const Layout& src, const std::vector<PointIds>& ids, BackendStorage& dst,
+                     int64_t* lo, int64_t* hi, bool offsets) const override;
   // The radix sort of nrows long rows (sort.h, RadixKParams).
   void sort_radix(const ::SortKParams& p, int64_t nrows, BackendStorage& values,
                   BackendStorage& indices) const;

@@ -26,3 +26,21 @@ struct GatherKParams {
   int64_t dim_stride;
   int64_t start, count;  // the output elements of this launch
 };
+
+// gather_points (numpy's t[i, j], core/backend.h): dst element i (dst is new and
+// contiguous) is src at offset(l[0], i) + the sum over arrays k < n of
+// clamped_id(id_k, size[k]) * stride[k], id_k being the int64 array k at offset(l[1 + k],
+// i); `offsets` kernels store that offset itself (an int64 dst) and read no data. Each
+// threadgroup writes each array's smallest and largest id to bounds[(group * 4 + k) * 2]
+// and the word after, which the host merges. Lanes walk the elements `lanes` apart.
+#define EMBER_POINTS_MAX 4
+#define EMBER_POINTS_GROUP 256
+struct PointsKParams {
+  StridedLayout l[1 + EMBER_POINTS_MAX];  // src over dst's shape, then the id arrays
+  int64_t stride[EMBER_POINTS_MAX];       // the stride of the dim of src each array indexes
+  int64_t size[EMBER_POINTS_MAX];         // and its length
+  int64_t count;                          // dst's elements
+  int64_t lanes;                          // the dispatch's lanes
+  uint32_t n;                             // arrays, 1 .. EMBER_POINTS_MAX
+  uint32_t pad;
+};

@@ -1,7 +1,9 @@
 // index_select and gather: one lane per output element. Indices were range-checked by
-// core; they come as int64, uint32 or uint8 (I).
+// core; they come as int64, uint32 or uint8 (I). gather_points reads unchecked int64 ids
+// and finds their bounds as it goes.
 #include "common.h"
 #include "copy.h"
+#include "core/clamped_id.h"
 #include "index.h"
 
 template <typename T, typename I>
@@ -69,3 +71,72 @@ EMBER_IF_NOT_I64(EMBER_KERNEL(index_gather_u32_u8, index_gather<uint, uchar>))
 EMBER_IF_I64(EMBER_KERNEL(index_gather_u8_i64, index_gather<uchar, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(index_gather_u8_u32, index_gather<uchar, uint>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(index_gather_u8_u8, index_gather<uchar, uchar>))
+
+// gather_points (index.h): T moves the data's bits (b8 .. b64); kOffsets stores offsets.
+inline int64_t point_id(uint k, device const int64_t* i0, device const int64_t* i1,
+                        device const int64_t* i2, device const int64_t* i3, int64_t off) {
+  switch (k) {
+    case 0: return i0[off];
+    case 1: return i1[off];
+    case 2: return i2[off];
+    default: return i3[off];
+  }
+}
+
+template <typename T, bool kOffsets>
+[[max_total_threads_per_threadgroup(EMBER_POINTS_GROUP)]]
+kernel void index_points(device const T* src [[buffer(0)]], device const int64_t* i0 [[buffer(1)]],
+                         device const int64_t* i1 [[buffer(2)]],
+                         device const int64_t* i2 [[buffer(3)]],
+                         device const int64_t* i3 [[buffer(4)]], device T* dst [[buffer(5)]],
+                         device int64_t* bounds [[buffer(6)]],
+                         constant PointsKParams& p [[buffer(7)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(int64_t, los, EMBER_POINTS_MAX * EMBER_POINTS_GROUP);
+  EMBER_THREADGROUP(int64_t, his, EMBER_POINTS_MAX * EMBER_POINTS_GROUP);
+  int64_t lo[EMBER_POINTS_MAX], hi[EMBER_POINTS_MAX];
+  for (uint k = 0; k < EMBER_POINTS_MAX; ++k) {
+    lo[k] = int64_t(~(uint64_t(1) << 63));
+    hi[k] = int64_t(uint64_t(1) << 63);
+  }
+  for (int64_t i = int64_t(gid.x); i < p.count; i += p.lanes) {
+    int64_t off[1 + EMBER_POINTS_MAX];
+    ew_offsets<1 + EMBER_POINTS_MAX, true>(p.l, i, off);
+    int64_t at = off[0];
+    for (uint k = 0; k < p.n; ++k) {
+      const int64_t id = point_id(k, i0, i1, i2, i3, off[1 + k]);
+      lo[k] = id < lo[k] ? id : lo[k];
+      hi[k] = id > hi[k] ? id : hi[k];
+      at += ember::clamped_id(id, p.size[k]) * p.stride[k];
+    }
+    if (kOffsets)
+      dst[i] = T(at);
+    else
+      dst[i] = src[at];
+  }
+  const uint g = tgsize.x, me = lid.x;
+  for (uint k = 0; k < p.n; ++k) {
+    los[k * g + me] = lo[k];
+    his[k * g + me] = hi[k];
+  }
+  for (uint s = g / 2; s > 0; s >>= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (me < s) {
+      for (uint k = 0; k < p.n; ++k) {
+        const int64_t l = los[k * g + me + s], h = his[k * g + me + s];
+        los[k * g + me] = l < los[k * g + me] ? l : los[k * g + me];
+        his[k * g + me] = h > his[k * g + me] ? h : his[k * g + me];
+      }
+    }
+  }
+  if (me != 0) return;
+  for (uint k = 0; k < p.n; ++k) {
+    bounds[(int64_t(tgid.x) * EMBER_POINTS_MAX + k) * 2] = los[k * g];
+    bounds[(int64_t(tgid.x) * EMBER_POINTS_MAX + k) * 2 + 1] = his[k * g];
+  }
+}
+
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b8_i64, index_points<uchar, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b16_i64, index_points<ushort, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b32_i64, index_points<uint, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b64_i64, index_points<ulong, false>))
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_offsets_i64, index_points<int64_t, true>))
