@@ -381,6 +381,35 @@ def test_gather_names_the_bad_id_wherever_it_is(device, id_dtype, rng):
     check_exact(got, np.take_along_axis(x, ok[:, 1:].astype(np.int64), axis=1), "float32", device)
 
 
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+def test_metal_checks_ids_in_one_pass(id_dtype, rng):
+    """On Metal an index op's range check is one dispatch over its ids (each threadgroup's
+    bounds, merged on the host), not a min, a max and their stack: index_select is that
+    pass and its read (int32 ids one more: their cast to uint32). Ids past one wave of
+    threadgroups, and a strided view of them, still find a bad id anywhere."""
+    d = ember.device("metal")
+    size = 200 if id_dtype == "uint8" else 300
+    x = rng.standard_normal((size, 3)).astype(np.float32)
+    t = ember.tensor(x, device=d)
+    ids = rng.integers(0, size, 1024 * 256 + 5).astype(NP_DTYPE[id_dtype])
+    e = ember.tensor(ids, device=d)
+    before = d.queue_stats()
+    got = t.index_select(0, e)
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == (3 if id_dtype == "int32" else 2)
+    np.testing.assert_array_equal(got.numpy(), x[ids.astype(np.int64)])
+    big = 255 if id_dtype == "uint8" else 1000
+    for at, v in [(len(ids) - 1, big), (len(ids) // 3, big)] + (
+            [(7, -1)] if id_dtype in ("int64", "int32") else []):
+        bad = ids.copy()
+        bad[at] = v
+        for view in (ember.tensor(bad, device=d), ember.tensor(bad, device=d)[at % 2::2]):
+            with pytest.raises(ember.IndexOutOfRangeError,
+                               match=f"index {v} is out of range for a dim of size {size}"):
+                t.index_select(0, view)
+
+
 @pytest.mark.parametrize("name", FLOAT_DTYPES)
 def test_index_ops_reject_float_ids(device, name):
     t = ember.zeros(3, 3, device=device)

@@ -1,6 +1,7 @@
 // index_select and gather (kernels/index.metal): one lane per output element. Kernels
 // are named by the data's dtype and the ids' dtype (int64, uint32 or uint8).
-// gather_points: lanes a dispatch apart, each threadgroup's bounds merged here.
+// gather_points and index_bounds: lanes a wave of threadgroups apart, each group's bounds
+// merged here.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -25,6 +26,28 @@ Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {
   Strides st = src.strides();
   st[size_t(dim)] = 0;
   return Layout(shape, st, src.offset());
+}
+
+// Groups of the bounds kernels: one lane per element up to a wave of groups, whose lanes
+// then loop, so that the bounds come back as a few thousand words, not a pair per group
+// of a huge tensor.
+int64_t bounds_groups(int64_t count, uint32_t group) {
+  constexpr int64_t kMaxGroups = 1024;
+  return std::min(kMaxGroups, (count + group - 1) / group);
+}
+
+// The smallest and largest of the n arrays' bounds that `groups` groups stored
+// (EMBER_POINTS_MAX pairs each in `words`, or one pair each when stride is 1).
+void merge_bounds(const std::vector<int64_t>& words, int64_t groups, int64_t stride, size_t n,
+                  int64_t* lo, int64_t* hi) {
+  for (size_t k = 0; k < n; ++k) {
+    lo[k] = std::numeric_limits<int64_t>::max();
+    hi[k] = std::numeric_limits<int64_t>::min();
+    for (int64_t g = 0; g < groups; ++g) {
+      lo[k] = std::min(lo[k], words[size_t((g * stride + int64_t(k)) * 2)]);
+      hi[k] = std::max(hi[k], words[size_t((g * stride + int64_t(k)) * 2 + 1)]);
+    }
+  }
 }
 
 }  // namespace
@@ -93,11 +116,8 @@ bool MetalStorage::gather_points(const Layout& src, const std::vector<PointIds>&
   }
   const std::vector<StridedLayout> kl = kernel_layouts("index", layouts);
   std::copy(kl.begin(), kl.end(), p.l);
-  // one lane per element up to a wave of groups, whose lanes then loop: the bounds come
-  // back as a few thousand words, not one pair per group of a huge tensor
-  constexpr int64_t kMaxGroups = 1024;
   const uint32_t group = power_of_two_group(metal(), "index", kernel, EMBER_POINTS_GROUP);
-  const int64_t groups = std::min(kMaxGroups, (count + group - 1) / group);
+  const int64_t groups = bounds_groups(count, group);
   p.count = count;
   p.lanes = groups * group;
   p.n = uint32_t(n);
@@ -109,15 +129,33 @@ bool MetalStorage::gather_points(const Layout& src, const std::vector<PointIds>&
                    rt::Size3{group, 1, 1}, /*written=*/2);
   std::vector<int64_t> words(size_t(bounds->numel()));
   read_to_host(*bounds, words.data());
-  for (size_t k = 0; k < n; ++k) {
-    lo[k] = std::numeric_limits<int64_t>::max();
-    hi[k] = std::numeric_limits<int64_t>::min();
-    for (int64_t g = 0; g < groups; ++g) {
-      lo[k] = std::min(lo[k], words[size_t((g * EMBER_POINTS_MAX + int64_t(k)) * 2)]);
-      hi[k] = std::max(hi[k], words[size_t((g * EMBER_POINTS_MAX + int64_t(k)) * 2 + 1)]);
-    }
-  }
+  merge_bounds(words, groups, EMBER_POINTS_MAX, n, lo, hi);
   return true;
+}
+
+BackendStorage::IndexBounds MetalStorage::index_bounds(const Layout& src) const {
+  if (dtype_ != DType::I64 && dtype_ != DType::I32 && dtype_ != DType::U32 &&
+      dtype_ != DType::U8)
+    return nullptr;
+  const int64_t count = src.numel();
+  if (count == 0) return nullptr;
+  const std::string kernel = std::string("index_bounds_") + dtype_suffix(dtype_);
+  BoundsKParams p{};
+  p.src = kernel_layout("index", src);
+  const uint32_t group = power_of_two_group(metal(), "index", kernel, EMBER_POINTS_GROUP);
+  const int64_t groups = bounds_groups(count, group);
+  p.count = count;
+  p.lanes = groups * group;
+  std::shared_ptr<BackendStorage> bounds = metal().alloc_uninit(groups * 2, DType::I64);
+  metal().dispatch("index", kernel, {this, &as_metal(*bounds)}, p,
+                   rt::Size3{uint32_t(groups), 1, 1}, rt::Size3{group, 1, 1});
+  return [bounds, groups] {
+    std::vector<int64_t> words(size_t(groups * 2));
+    read_to_host(*bounds, words.data());
+    std::pair<int64_t, int64_t> out;
+    merge_bounds(words, groups, 1, 1, &out.first, &out.second);
+    return out;
+  };
 }
 
 }  // namespace ember::metal

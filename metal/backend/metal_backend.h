@@ -182,6 +182,9 @@ class MetalStorage : public BackendStorage {
   // EMBER_TOPK_MAX and for a few rows of millions (core sorts those).
   bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
             BackendStorage& indices) const override;
+  // An integer tensor's smallest and largest value in one pass (index.h, BoundsKParams),
+  // read back when the callable is called.
+  IndexBounds index_bounds(const Layout& src) const override;
   // numpy's read through 1-4 int64 arrays (or a write's offsets) in one pass, each
   // threadgroup's bounds of the ids merged on the host (index.h, PointsKParams).
   bool gather_points(const Layout& src, const std::vector<PointIds>& ids, BackendStorage& dst,

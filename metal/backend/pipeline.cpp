@@ -39,7 +39,8 @@ std::string kernel_op(const std::string& family, const std::string& kernel) {
     if (!is_dtype_token(parts[i]) && parts[i] != "strided")
       op += (op.empty() ? "" : "_") + parts[i];
   if (family == "index" && op == "select") return "index_select";
-  if (family == "index" && op.rfind("points", 0) == 0) return "index";  // t[i, j], its writes
+  // t[i, j] and its writes; the range check of index ops' ids
+  if (family == "index" && (op.rfind("points", 0) == 0 || op == "bounds")) return "index";
   if (family == "scatter") return op.empty() ? "scatter" : "scatter_" + op;
   if (family == "scan" && op.rfind("nonzero", 0) == 0) return "nonzero";  // its two passes
   return op.empty() ? family : op;

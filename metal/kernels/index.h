@@ -33,6 +33,8 @@ struct GatherKParams {
 // i); `offsets` kernels store that offset itself (an int64 dst) and read no data. Each
 // threadgroup writes each array's smallest and largest id to bounds[(group * 4 + k) * 2]
 // and the word after, which the host merges. Lanes walk the elements `lanes` apart.
+// index_bounds (core/backend.h) does the same for one integer tensor, any layout: its
+// groups' smallest and largest value go to bounds[group * 2] and the word after.
 #define EMBER_POINTS_MAX 4
 #define EMBER_POINTS_GROUP 256
 struct PointsKParams {
@@ -43,4 +45,10 @@ struct PointsKParams {
   int64_t lanes;                          // the dispatch's lanes
   uint32_t n;                             // arrays, 1 .. EMBER_POINTS_MAX
   uint32_t pad;
+};
+
+struct BoundsKParams {
+  StridedLayout src;
+  int64_t count;  // src's elements
+  int64_t lanes;  // the dispatch's lanes
 };

@@ -83,6 +83,32 @@ inline int64_t point_id(uint k, device const int64_t* i0, device const int64_t* 
   }
 }
 
+// Merges the lanes' bounds of n arrays (lo[k], hi[k]) over the threadgroup (g lanes, a
+// power of two) and stores the group's into out[2k] and out[2k + 1].
+inline void store_group_bounds(threadgroup int64_t* los, threadgroup int64_t* his,
+                               thread const int64_t* lo, thread const int64_t* hi, uint n, uint g,
+                               uint me, device int64_t* out) {
+  for (uint k = 0; k < n; ++k) {
+    los[k * g + me] = lo[k];
+    his[k * g + me] = hi[k];
+  }
+  for (uint s = g / 2; s > 0; s >>= 1) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (me < s) {
+      for (uint k = 0; k < n; ++k) {
+        const int64_t l = los[k * g + me + s], h = his[k * g + me + s];
+        los[k * g + me] = l < los[k * g + me] ? l : los[k * g + me];
+        his[k * g + me] = h > his[k * g + me] ? h : his[k * g + me];
+      }
+    }
+  }
+  if (me != 0) return;
+  for (uint k = 0; k < n; ++k) {
+    out[2 * k] = los[k * g];
+    out[2 * k + 1] = his[k * g];
+  }
+}
+
 template <typename T, bool kOffsets>
 [[max_total_threads_per_threadgroup(EMBER_POINTS_GROUP)]]
 kernel void index_points(device const T* src [[buffer(0)]], device const int64_t* i0 [[buffer(1)]],
@@ -113,26 +139,8 @@ kernel void index_points(device const T* src [[buffer(0)]], device const int64_t
     else
       dst[i] = src[at];
   }
-  const uint g = tgsize.x, me = lid.x;
-  for (uint k = 0; k < p.n; ++k) {
-    los[k * g + me] = lo[k];
-    his[k * g + me] = hi[k];
-  }
-  for (uint s = g / 2; s > 0; s >>= 1) {
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (me < s) {
-      for (uint k = 0; k < p.n; ++k) {
-        const int64_t l = los[k * g + me + s], h = his[k * g + me + s];
-        los[k * g + me] = l < los[k * g + me] ? l : los[k * g + me];
-        his[k * g + me] = h > his[k * g + me] ? h : his[k * g + me];
-      }
-    }
-  }
-  if (me != 0) return;
-  for (uint k = 0; k < p.n; ++k) {
-    bounds[(int64_t(tgid.x) * EMBER_POINTS_MAX + k) * 2] = los[k * g];
-    bounds[(int64_t(tgid.x) * EMBER_POINTS_MAX + k) * 2 + 1] = his[k * g];
-  }
+  store_group_bounds(los, his, lo, hi, p.n, tgsize.x, lid.x,
+                     bounds + int64_t(tgid.x) * EMBER_POINTS_MAX * 2);
 }
 
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b8_i64, index_points<uchar, false>))
@@ -140,3 +148,23 @@ EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b16_i64, index_points<ushort, fal
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b32_i64, index_points<uint, false>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_b64_i64, index_points<ulong, false>))
 EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_points_offsets_i64, index_points<int64_t, true>))
+
+template <typename T>
+[[max_total_threads_per_threadgroup(EMBER_POINTS_GROUP)]]
+kernel void index_bounds(device const T* src [[buffer(0)]], device int64_t* bounds [[buffer(1)]],
+                         constant BoundsKParams& p [[buffer(2)]], EMBER_THREAD_ARGS) {
+  EMBER_THREADGROUP(int64_t, los, EMBER_POINTS_GROUP);
+  EMBER_THREADGROUP(int64_t, his, EMBER_POINTS_GROUP);
+  int64_t lo = int64_t(~(uint64_t(1) << 63)), hi = int64_t(uint64_t(1) << 63);
+  for (int64_t i = int64_t(gid.x); i < p.count; i += p.lanes) {
+    const int64_t v = int64_t(src[strided_offset(p.src, i)]);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  store_group_bounds(los, his, &lo, &hi, 1, tgsize.x, lid.x, bounds + int64_t(tgid.x) * 2);
+}
+
+EMBER_IF_I64(EMBER_KERNEL_GROUPED(index_bounds_i64, index_bounds<int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(index_bounds_i32, index_bounds<int>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(index_bounds_u32, index_bounds<uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL_GROUPED(index_bounds_u8, index_bounds<uchar>))
