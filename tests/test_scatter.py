@@ -326,6 +326,25 @@ def test_index_add(device, name, dim, rng, deterministic):
         check_exact(got, want, name)
 
 
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_index_add_in_place_along_every_dim(device, dim, layout, rng):
+    """index_add_ along each dim of a 3-D tensor, in place through a contiguous or a
+    transposed view: the slices lie side by side in memory or apart, and more of them than
+    one block of positions. Repeated ids add up (integer values: exact in any order)."""
+    x = rng.integers(-8, 8, (24, 40, 33)).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    view, want = (t, x.copy()) if layout == "contiguous" else (t.permute(2, 1, 0),
+                                                               x.copy().transpose(2, 1, 0))
+    ids = rng.integers(0, want.shape[dim], 50)
+    shape = list(want.shape)
+    shape[dim] = 50
+    src = rng.integers(-8, 8, shape).astype(np.float32)
+    view.index_add_(dim, ember.tensor(ids, device=device), ember.tensor(src, device=device))
+    np.add.at(want, (slice(None),) * dim + (ids,), src)
+    np.testing.assert_array_equal(view.numpy(), want)
+
+
 def test_index_add_alpha_and_documented_example(device):
     x = ember.ones(5, 3, device=device)
     t = ember.tensor([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]], device=device)

@@ -1,5 +1,6 @@
 // index_select and gather. Indices were range-checked by core.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -15,8 +16,7 @@ namespace ember::cpu {
 void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
                               const Layout& ids_layout, BackendStorage& dst) const {
   // Each selected index copies one slice, src.select(dim, id) -> dst.select(dim, j). The
-  // slice's walk is set up once (not a Layout per id), the ids are split across threads,
-  // and a slice of one element (a 1-D source: mask reads, t[ids]) is a plain element gather.
+  // slice's walk is set up once (not a Layout per id) and the ids are split across threads.
   Shape out_shape = src.shape();
   out_shape[size_t(dim)] = ids_layout.numel();
   const Layout out(out_shape);
@@ -59,6 +59,36 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
     });
     return;
   }
+  // Slices that are one dense run on both sides (rows of a matrix, an embedding table's
+  // entries): a copy of `slice` elements per id, the ids read in their own type. Short
+  // rows (8 floats) are then a few nanoseconds each, not the walk's setup per id.
+  bool one_run = true;
+  for (int64_t k = int64_t(shape.size()), expect = 1; k-- > 0;) {
+    if (shape[size_t(k)] != 1 && (in_st[size_t(k)] != expect || out_st[size_t(k)] != expect))
+      one_run = false;
+    expect *= shape[size_t(k)];
+  }
+  if (one_run) {
+    dispatch_dtype(dtype_, [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = ptr<T>() + src.offset();
+      T* o = as_cpu(dst).ptr<T>();
+      with_ids(id, [&](const auto* ip) {
+        ip += ids_layout.offset();
+        parallel_for(n, std::max<int64_t>(1, kParallelGrain / slice), [&](int64_t lo, int64_t hi) {
+          if (slice == 1) {  // elements (a 1-D source: t[ids], mask reads)
+            for (int64_t j = lo; j < hi; ++j)
+              o[j * dst_step] = in[int64_t(ip[j * id_stride]) * src_step];
+            return;
+          }
+          for (int64_t j = lo; j < hi; ++j)
+            std::memcpy(o + j * dst_step, in + int64_t(ip[j * id_stride]) * src_step,
+                        size_t(slice) * sizeof(T));
+        });
+      });
+    });
+    return;
+  }
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T* in = ptr<T>() + src.offset();
@@ -71,10 +101,6 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
       for (int64_t j = lo; j < hi; ++j) {
         const T* s = in + id_at(id, ids_layout.offset() + j * id_stride) * src_step;
         T* d = o + j * dst_step;
-        if (nd == 0) {
-          *d = *s;
-          continue;
-        }
         const int64_t run = shape[nd - 1];
         std::fill(idx.begin(), idx.end(), 0);
         int64_t si = 0, di = 0;

@@ -45,10 +45,18 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
   const int64_t ds = dst_layout.strides()[size_t(dim)], is = ids_layout.strides()[size_t(dim)],
                 ss = src_layout.strides()[size_t(dim)];
   // ids the same for every position of the other dims (index_add, t[ids] = rows): whole
-  // slices move, so a block of positions takes each id in turn, its writes side by side.
+  // slices move, so a block of positions takes each id in turn, its writes side by side;
+  // where the slices' positions lie apart in dst (dim the inner one, as index_add along
+  // dim 1 of a matrix), a block would write a column per id, so the rows below each take
+  // their ids in turn instead, their writes within one line.
   bool slices = rows > 1;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
-    if (d != dim && shape[size_t(d)] > 1 && ids_layout.strides()[size_t(d)] != 0) slices = false;
+  for (int64_t d = 0, expect = 1; d < int64_t(shape.size()); ++d) {
+    const int64_t e = int64_t(shape.size()) - 1 - d;  // from the innermost
+    if (e == dim || shape[size_t(e)] == 1) continue;
+    if (ids_layout.strides()[size_t(e)] != 0 || dst_layout.strides()[size_t(e)] != expect)
+      slices = false;
+    expect *= shape[size_t(e)];
+  }
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     T* out = ptr<T>();
