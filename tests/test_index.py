@@ -334,6 +334,23 @@ def test_gather_along_long_rows_of_ids(device, dim, id_dtype, rng):
                     np.take_along_axis(x, ids.astype(np.int64), axis=1), name, device)
 
 
+@pytest.mark.parametrize("id_dtype", INT_DTYPES)
+def test_gather_short_rows_of_ids_along_the_last_dim(device, id_dtype, rng):
+    """A gather along the last dim with short rows of ids (a top-k's positions), more rows
+    than one thread takes: from a permuted source, through ids whose outer dims step or
+    repeat, each row reading its own row of the source."""
+    x = rng.standard_normal((9, 40, 300)).astype(np.float32)
+    t = ember.tensor(x, device=device)
+    src, ref_src = t.permute(1, 0, 2), x.transpose(1, 0, 2)  # (40, 9, 300)
+    for width in (1, 3, 8):
+        ids = rng.integers(0, 250 if id_dtype == "uint8" else 300, (80, 9, width))
+        e = ember.tensor(ids.astype(NP_DTYPE[id_dtype]), device=device)
+        for view, idv in ((e[::2], ids[::2]), (e[:40], ids[:40]),
+                          (e[:1].expand(40, 9, width), np.broadcast_to(ids[:1], (40, 9, width)))):
+            got = src.gather(2, view)
+            check_exact(got, np.take_along_axis(ref_src, idv, axis=2), "float32", device)
+
+
 def test_gather_picks_per_row(device):
     x = np.array([[10, 11, 12], [20, 21, 22]])
     t = ember.tensor(x, device=device)

@@ -214,7 +214,7 @@ void gather_run(const T* __restrict s, const I* __restrict i, T* __restrict d, i
 // bounds into *lo and *hi, each run's merged under a lock.
 template <bool kBounded>
 void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const CpuStorage& id,
-                const Layout& ids_layout, CpuStorage& dst, int64_t* lo, int64_t* hi) {
+                const Layout& ids_layout, CpuStorage& dst, int64_t* lo_out, int64_t* hi_out) {
   const Layout out(ids_layout.shape());
   Strides base_st = src.strides();
   base_st.resize(size_t(ids_layout.ndim()));
@@ -222,6 +222,50 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
   const Layout base(ids_layout.shape(), base_st, src.offset());
   const int64_t step = src.strides()[size_t(dim)], size = src.shape()[size_t(dim)];
   std::mutex mu;
+  const size_t nd = size_t(ids_layout.ndim());
+  const int64_t len = ids_layout.shape()[nd - 1];
+  // Along the last dim with dense rows of ids, short ones included ((4096, 4) ids, a
+  // top-k's positions): rows split over threads, each chunk walking its rows' offsets by
+  // an odometer and merging its bounds once, not a walk's run and a lock per row.
+  if (size_t(dim) == nd - 1 && nd > 1 && (len == 1 || ids_layout.strides()[nd - 1] == 1)) {
+    const int64_t rows = out.numel() / len;
+    dispatch_dtype(self.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = self.ptr<T>();
+      T* o = dst.ptr<T>();
+      with_ids(id, [&](const auto* idp) {
+        parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
+          // the row's coordinates in the outer dims, and its offsets in src and the ids
+          std::vector<int64_t> at(nd - 1);
+          int64_t s_off = base.offset(), i_off = ids_layout.offset();
+          for (size_t k = nd - 1, rest = size_t(lo); k-- > 0;) {
+            at[k] = int64_t(rest % size_t(out.shape()[k]));
+            rest /= size_t(out.shape()[k]);
+            s_off += at[k] * base_st[k];
+            i_off += at[k] * ids_layout.strides()[k];
+          }
+          IdCheck<kBounded> check{size};
+          for (int64_t r = lo; r < hi; ++r) {
+            gather_run(in + s_off, idp + i_off, o + r * len, len, step, check);
+            for (size_t k = nd - 1; k-- > 0;) {
+              s_off += base_st[k];
+              i_off += ids_layout.strides()[k];
+              if (++at[k] < out.shape()[k]) break;
+              s_off -= out.shape()[k] * base_st[k];
+              i_off -= out.shape()[k] * ids_layout.strides()[k];
+              at[k] = 0;
+            }
+          }
+          if constexpr (kBounded) {
+            std::lock_guard<std::mutex> lock(mu);
+            *lo_out = std::min(*lo_out, check.lo);
+            *hi_out = std::max(*hi_out, check.hi);
+          }
+        });
+      });
+    });
+    return;
+  }
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = self.ptr<T>();
@@ -241,8 +285,8 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
                 }
                 if constexpr (kBounded) {
                   std::lock_guard<std::mutex> lock(mu);
-                  *lo = std::min(*lo, check.lo);
-                  *hi = std::max(*hi, check.hi);
+                  *lo_out = std::min(*lo_out, check.lo);
+                  *hi_out = std::max(*hi_out, check.hi);
                 }
               });
     });
