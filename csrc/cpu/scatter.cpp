@@ -183,17 +183,29 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
     // dim's positions go in order, each over a run of the inner positions, so reads and
     // writes sweep lines instead of columns; each inner position still takes its ids in
     // order. Threads split the inner positions: no two write one element.
+    // The ids may instead be one per line (stride 0 over the inner dims: index_add along
+    // a middle dim): a line then adds a whole run of src into one line of dst.
     int64_t inner = 1;
-    bool inner_dense = dim + 1 < int64_t(shape.size());
-    for (int k = 0; k < 3 && inner_dense; ++k) {
+    bool inner_dense = dim + 1 < int64_t(shape.size()), ids_per_line = inner_dense;
+    for (int k = 0; k < 3; ++k) {
       int64_t expect = 1;
       for (int64_t d = int64_t(shape.size()); d-- > dim + 1;) {
-        if (shape[size_t(d)] != 1 && ls[k]->strides()[size_t(d)] != expect) inner_dense = false;
+        const int64_t st = ls[k]->strides()[size_t(d)];
+        if (shape[size_t(d)] != 1 && st != expect && !(k == 1 && st == 0)) inner_dense = false;
+        if (k == 1 && shape[size_t(d)] != 1 && st != 0) ids_per_line = false;
         expect *= shape[size_t(d)];
       }
       inner = expect;
     }
     inner_dense = inner_dense && inner > 1;
+    ids_per_line = inner_dense && ids_per_line;
+    if (inner_dense && !ids_per_line) {  // else dense along the inner dims
+      int64_t expect = 1;
+      for (int64_t d = int64_t(shape.size()); d-- > dim + 1;) {
+        if (shape[size_t(d)] != 1 && ls[1]->strides()[size_t(d)] != expect) inner_dense = false;
+        expect *= shape[size_t(d)];
+      }
+    }
     const auto by_lines = [&](const auto* idp, auto write) {
       constexpr int64_t kRun = 1024;
       const int64_t runs = (inner + kRun - 1) / kRun, outer = rows / inner;
@@ -208,7 +220,12 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
                          T* dk = out + off[0];
                          const auto* ik = idp + off[1] + k * is;
                          const T* vk = in + off[2] + k * ss;
-                         for (int64_t j = 0; j < m; ++j) write(dk[int64_t(ik[j]) * ds + j], vk[j]);
+                         if (ids_per_line) {  // one line of dst: vectorises
+                           T* line = dk + int64_t(ik[0]) * ds;
+                           for (int64_t j = 0; j < m; ++j) write(line[j], vk[j]);
+                         } else {
+                           for (int64_t j = 0; j < m; ++j) write(dk[int64_t(ik[j]) * ds + j], vk[j]);
+                         }
                        }
                      }
                    });
