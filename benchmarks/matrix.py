@@ -240,8 +240,15 @@ def rows(n: int) -> list[Row]:
     add("embedding", "rows", f32, {"w": (sq, "normal"), "i": (half, f"ids:{n}")},
         {"ember": "ember.embedding(i, w)", "torch": "torch.nn.functional.embedding(i, w)",
          "numpy": "w[i]"}, nn)  # fmt: skip
+    add("embedding", "short rows (8 wide)", f32, {"w": ((nn // 8, 8), "normal"),
+        "i": ((nn // 16,), f"ids:{nn // 8}")},
+        {"ember": "ember.embedding(i, w)", "torch": "torch.nn.functional.embedding(i, w)",
+         "numpy": "w[i]"}, 1.125 * nn)  # fmt: skip
     add("gather", "dim 1", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.gather(1, i)", "numpy": "np.take_along_axis(a, i, axis=1)"}, 4 * nn)  # fmt: skip
+    add("gather", "dim 1, short rows of ids (4)", f32, {"a": ((nn // 256, 256), "normal"),
+        "i": ((nn // 256, 4), "ids:256")},
+        {"*": "a.gather(1, i)", "numpy": "np.take_along_axis(a, i, axis=1)"}, nn // 16)  # fmt: skip
     add("gather", "dim 0 (rows of ids)", f32, {"a": (sq, "normal"), "i": (sq, f"ids:{n}")},
         {"*": "a.gather(0, i)", "numpy": "np.take_along_axis(a, i, axis=0)"}, 4 * nn)  # fmt: skip
     # repeated ids leave torch's CUDA scatter free to keep any of them: a permutation per row
@@ -253,6 +260,11 @@ def rows(n: int) -> list[Row]:
         {"*": "a.scatter_add(0, i, a)", "numpy": None}, 5 * nn)  # fmt: skip
     add("index_add", "dim 0 (rows)", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}"),
         "s": ((n // 2, n), "normal")}, {"*": "a.index_add(0, i, s)", "numpy": None}, 3 * nn)  # fmt: skip
+    add("index_add", "dim 1 (columns)", f32, {"a": (sq, "normal"), "i": (half, f"ids:{n}"),
+        "s": ((n, n // 2), "normal")}, {"*": "a.index_add(1, i, s)", "numpy": None}, 3 * nn)  # fmt: skip
+    add("index_add", "middle dim of (n/8, 64, n/8)", f32, {"a": ((n // 8, 64, n // 8), "normal"),
+        "i": ((128,), "ids:64"), "s": ((n // 8, 128, n // 8), "normal")},
+        {"*": "a.index_add(1, i, s)", "numpy": None}, 4 * nn)  # fmt: skip
     add("slice_scatter", "dim 1, step 2", f32, {"a": (sq, "normal"), "s": ((n, n // 2), "normal")},
         {"ember": "ember.slice_scatter(a, s, 1, 0, None, 2)",
          "torch": "torch.slice_scatter(a, s, 1, 0, None, 2)", "numpy": None}, 2.5 * nn)  # fmt: skip

@@ -75,7 +75,8 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
       T* o = as_cpu(dst).ptr<T>();
       with_ids(id, [&](const auto* ip) {
         ip += ids_layout.offset();
-        parallel_for(n, std::max<int64_t>(1, kParallelGrain / slice), [&](int64_t lo, int64_t hi) {
+        parallel_for(n, std::max<int64_t>(1, kParallelGrain / (slice + kRandomReadCost)),
+                     [&](int64_t lo, int64_t hi) {
           if (slice == 1) {  // elements (a 1-D source: t[ids], mask reads)
             for (int64_t j = lo; j < hi; ++j)
               o[j * dst_step] = in[int64_t(ip[j * id_stride]) * src_step];
@@ -234,7 +235,8 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
       const T* in = self.ptr<T>();
       T* o = dst.ptr<T>();
       with_ids(id, [&](const auto* idp) {
-        parallel_for(rows, std::max<int64_t>(1, kParallelGrain / len), [&](int64_t lo, int64_t hi) {
+        const int64_t work = len * kRandomReadCost;
+        parallel_for(rows, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t lo, int64_t hi) {
           // the row's coordinates in the outer dims, and its offsets in src and the ids
           std::vector<int64_t> at(nd - 1);
           int64_t s_off = base.offset(), i_off = ids_layout.offset();

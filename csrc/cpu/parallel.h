@@ -8,6 +8,11 @@ namespace ember::cpu {
 
 // Below this many elements a kernel runs on the calling thread: handing work over costs more.
 constexpr int64_t kParallelGrain = 1 << 15;
+// What one read at an unpredictable position (a gather's, an id's row) costs, in elements
+// streamed: a cache miss that no prefetcher hides. Kernels that read so count it in their
+// work per item, so that a gather of 64K elements from a large table, ~20 times a copy of
+// as many, wakes the pool's workers as a copy of ~500K elements would.
+constexpr int64_t kRandomReadCost = 8;
 
 // Threads the pool uses, the caller included: EMBER_NUM_THREADS, else the CPUs this process
 // may run on (its affinity mask, so taskset and cgroup cpusets count).
