@@ -301,13 +301,11 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline __m256i bf16_round16(__m512 v
   return _mm512_cvtepi32_epi16(r);
 }
 
-// dst[j * ld + i] = src[i * ls + j] for a 16 x 16 block: rows in, columns out, through
-// pairs of 32-bit, 64-bit and two rounds of 128-bit interleaves (64 shuffles).
-EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16(const uint32_t* src,
-                                                                       int64_t ls, uint32_t* dst,
-                                                                       int64_t ld) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ls);
+// A 16 x 16 block of 32-bit lanes transposed in registers: r[i] holds row i on entry and
+// column i on return, through pairs of 32-bit, 64-bit and two rounds of 128-bit
+// interleaves (64 shuffles).
+EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16_regs(__m512 (&r)[16]) {
+  __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // per 128-bit lane k: rows i, i+1 at columns 4k..4k+3
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -324,13 +322,37 @@ EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16(const uin
       t[h + 4 + m] = _mm512_shuffle_f32x4(r[h + m], r[h + 4 + m], 0xDD);
     }
   for (int m = 0; m < 8; ++m) {  // columns m and m + 8, each from t[m] (rows 0-7), t[8 + m]
-    _mm512_storeu_ps(dst + m * ld, _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88));
-    _mm512_storeu_ps(dst + (m + 8) * ld, _mm512_shuffle_f32x4(t[m], t[8 + m], 0xDD));
+    r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);
+    r[m + 8] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xDD);
   }
 }
 
-EMBER_CPU_V4 void transpose_u32_v4(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld,
-                                   int64_t rows, int64_t cols) {
+// dst[j * ld + i] = src[i * ls + j] for a 16 x 16 block of 32-bit elements, and of 16-bit
+// ones, widened to 32-bit lanes on the way in and narrowed on the way out.
+EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16(const uint32_t* src,
+                                                                       int64_t ls, uint32_t* dst,
+                                                                       int64_t ld) {
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ls);
+  transpose16x16_regs(r);
+  for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + j * ld, r[j]);
+}
+EMBER_CPU_V4 __attribute__((always_inline)) inline void transpose16x16(const uint16_t* src,
+                                                                       int64_t ls, uint16_t* dst,
+                                                                       int64_t ld) {
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm512_castsi512_ps(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * ls))));
+  transpose16x16_regs(r);
+  for (int j = 0; j < 16; ++j)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * ld),
+                        _mm512_cvtepi32_epi16(_mm512_castps_si512(r[j])));
+}
+
+template <typename B>
+EMBER_CPU_V4 void transpose_v4(const B* src, int64_t ls, B* dst, int64_t ld, int64_t rows,
+                               int64_t cols) {
   const int64_t rb = rows / 16 * 16, cb = cols / 16 * 16;
   for (int64_t r0 = 0; r0 < rb; r0 += 16)
     for (int64_t c0 = 0; c0 < cb; c0 += 16)
@@ -894,7 +916,15 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
 EMBER_TARGET_CLONES void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
                    int64_t cols) {
 #ifdef EMBER_EXP16
-  if (cpu_level() == 2) return transpose_u32_v4(src, ls, dst, ld, rows, cols);
+  if (cpu_level() == 2) return transpose_v4(src, ls, dst, ld, rows, cols);
+#endif
+  transpose_blocks(src, ls, dst, ld, rows, cols);
+}
+
+EMBER_TARGET_CLONES void transpose_u16(const uint16_t* src, int64_t ls, uint16_t* dst, int64_t ld,
+                                       int64_t rows, int64_t cols) {
+#ifdef EMBER_EXP16
+  if (cpu_level() == 2) return transpose_v4(src, ls, dst, ld, rows, cols);
 #endif
   transpose_blocks(src, ls, dst, ld, rows, cols);
 }

@@ -90,8 +90,8 @@ int64_t find_f32(const float* x, int64_t n, float v);
 // B's size (their bits, any dtype), walked in kTransposeBlock x kTransposeBlock blocks so
 // that each cache line read or written is used whole while it is in cache (a walk along
 // dst's rows reads one src element per line, and with power-of-two strides every line
-// falls in one L1 set). 4-byte elements are transposed 16 x 16 in registers on AVX-512
-// CPUs (transpose_u32).
+// falls in one L1 set). 4-byte and 2-byte elements are transposed 16 x 16 in registers on
+// AVX-512 CPUs (transpose_u32, transpose_u16).
 constexpr int64_t kTransposeBlock = 16;
 template <typename B>
 void transpose_blocks(const B* src, int64_t ls, B* dst, int64_t ld, int64_t rows, int64_t cols) {
@@ -105,6 +105,8 @@ void transpose_blocks(const B* src, int64_t ls, B* dst, int64_t ld, int64_t rows
   }
 }
 void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
+                   int64_t cols);
+void transpose_u16(const uint16_t* src, int64_t ls, uint16_t* dst, int64_t ld, int64_t rows,
                    int64_t cols);
 
 // Folds a dense run of int64 into *lo (the smallest so far) and *hi (the largest).
