@@ -872,3 +872,32 @@ def test_large_views_through_every_op_family(device, layout, rng):
     check_exact(i // 7, np.floor_divide(xi, 7), "int64")
     check_exact(i % 7, np.remainder(xi, 7), "int64")
     check_exact(i.sum(dim=1), xi.sum(axis=1), "int64")
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_half_types_over_long_strided_and_broadcast_runs(device, name, rng):
+    """The 16-bit floats convert whole runs: operands read with a stride over runs longer
+    than one conversion chunk, a broadcast column, a result stored into a strided view,
+    a where between them, and casts through strided views, each what float32 math rounded
+    once to the dtype gives."""
+    if not require_dtype(device, name):
+        return
+    x = rng.standard_normal((6, 3002)).astype(np.float32)
+    h = ember.tensor(x, device=device).to_dtype(edtype(name))
+    xr = h.to_dtype(ember.float32).numpy()
+
+    def check(got, want):
+        check_exact(got, rounded(want, name), name, device)
+
+    check(h[:, ::2] + h[:, 1::2][:, :1501], xr[:, ::2] + xr[:, 1::2][:, :1501])
+    check(h * h[:, :1], xr * xr[:, :1])
+    check(h[:, ::3] * 3, xr[:, ::3] * np.float32(3))
+    u = h.clone()
+    u[:, ::2] = h[:, ::2] * h[:, 1::2][:, :1]
+    want = xr.copy()
+    want[:, ::2] = rounded(xr[:, ::2] * xr[:, 1::2][:, :1], name)
+    check(u, want)
+    check(ember.where(h > 0, h, h[:, ::-1]), np.where(xr > 0, xr, xr[:, ::-1]))
+    f = ember.tensor(x, device=device)
+    check(f[:, ::2].to_dtype(edtype(name)), x[:, ::2])
+    np.testing.assert_array_equal(h[:, ::2].to_dtype(ember.float32).numpy(), xr[:, ::2])

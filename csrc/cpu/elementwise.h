@@ -124,26 +124,54 @@ EMBER_CPU_LEVELS(template <typename G EMBER_COMMA typename C>, , each2,
                  (G g, C* x, const C* y, int64_t m), (g, x, y, m),
                  { for (int64_t j = 0; j < m; ++j) x[j] = C(g(x[j], y[j])); })
 
-// n values of T from x (stride st, 0 for a broadcast value) as their compute type.
+// n values of T from x (stride st, 0 for a broadcast value) as their compute type. The
+// 16-bit floats convert whole runs (vectorised): a strided run's bits are gathered first,
+// and a broadcast value converts once.
 template <typename T>
 void load_chunk(const T* x, int64_t st, compute_t<T>* buf, int64_t n) {
-  if constexpr (std::is_same_v<T, bf16>) {
-    if (st == 1) return bf16_to_f32(reinterpret_cast<const uint16_t*>(x), buf, n);
-  } else if constexpr (std::is_same_v<T, f16>) {
-    if (st == 1) return f16_to_f32(reinterpret_cast<const uint16_t*>(x), buf, n);
+  if constexpr (is_half_v<T>) {
+    const auto convert = [](const uint16_t* h, float* f, int64_t m) {
+      if constexpr (std::is_same_v<T, bf16>)
+        bf16_to_f32(h, f, m);
+      else
+        f16_to_f32(h, f, m);
+    };
+    const auto* bits = reinterpret_cast<const uint16_t*>(x);
+    if (st == 1) return convert(bits, buf, n);
+    if (st == 0) return std::fill(buf, buf + n, float(x[0]));
+    uint16_t run[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      for (int64_t i = 0; i < m; ++i) run[i] = bits[(i0 + i) * st];
+      convert(run, buf + i0, m);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) buf[i] = compute_t<T>(x[i * st]);
   }
-  for (int64_t i = 0; i < n; ++i) buf[i] = compute_t<T>(x[i * st]);
 }
 
-// n computed values into o (stride st) as T.
+// n computed values into o (stride st) as T; the 16-bit floats convert whole runs and
+// scatter their bits where o is strided.
 template <typename T>
 void store_chunk(const compute_t<T>* buf, T* o, int64_t st, int64_t n) {
-  if constexpr (std::is_same_v<T, bf16>) {
-    if (st == 1) return f32_to_bf16(buf, reinterpret_cast<uint16_t*>(o), n);
-  } else if constexpr (std::is_same_v<T, f16>) {
-    if (st == 1) return f32_to_f16(buf, reinterpret_cast<uint16_t*>(o), n);
+  if constexpr (is_half_v<T>) {
+    const auto convert = [](const float* f, uint16_t* h, int64_t m) {
+      if constexpr (std::is_same_v<T, bf16>)
+        f32_to_bf16(f, h, m);
+      else
+        f32_to_f16(f, h, m);
+    };
+    auto* bits = reinterpret_cast<uint16_t*>(o);
+    if (st == 1) return convert(buf, bits, n);
+    uint16_t run[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      convert(buf + i0, run, m);
+      for (int64_t i = 0; i < m; ++i) bits[(i0 + i) * st] = run[i];
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * st] = T(buf[i]);
   }
-  for (int64_t i = 0; i < n; ++i) o[i * st] = T(buf[i]);
 }
 
 // out = g(a) for a 16-bit float T: g maps a whole chunk, g(const C* in, R* out, m), in
