@@ -121,6 +121,19 @@ def rows(n: int) -> list[Row]:
     add("stack", "dim=1", f32, {"a": (sq, "normal"), "b": (sq, "normal")},
         {"ember": "ember.stack([a, b], dim=1)", "torch": "torch.stack([a, b], dim=1)",
          "numpy": "np.stack([a, b], axis=1)"}, 4 * nn)  # fmt: skip
+    # float16: its conversions are arithmetic, not bfloat16's shift, so every layout class
+    # has its own cost
+    f16 = "float16"
+    add("add", "column broadcast", f16, {"a": (sq, "normal"), "b": (col, "normal")},
+        {"*": "a + b"}, 2 * nn)  # fmt: skip
+    add("add", "Python number", f16, {"a": (sq, "normal")}, {"*": "a + 1.5"}, 2 * nn)
+    add("add", "sliced [:, ::2]", f16, {"a": (sq, "normal"), "b": (sq, "normal")},
+        {"*": "a[:, ::2] + b[:, ::2]"}, 1.5 * nn)  # fmt: skip
+    add("where", "1-D", f16, {"a": ((nn,), "normal"), "b": ((nn,), "normal")},
+        {"ember": "ember.where(a > 0, a, b)", "torch": "torch.where(a > 0, a, b)",
+         "numpy": "np.where(a > 0, a, b)"}, 3.25 * nn)  # fmt: skip
+    add("copy", "transposed .contiguous()", bf16, {"a": (sq, "normal")},
+        {"*": "a.T.contiguous()", "numpy": None}, 2 * nn)  # fmt: skip
     add("where", "row broadcast", f32, {"a": (sq, "normal"), "b": (vec, "normal")},
         {"ember": "ember.where(a > 0, a, b)", "torch": "torch.where(a > 0, a, b)",
          "numpy": "np.where(a > 0, a, b)"}, 2.25 * nn)  # fmt: skip
@@ -287,7 +300,7 @@ def rows(n: int) -> list[Row]:
     return out
 
 
-ITEM = {"float32": 4, "bfloat16": 2, "int64": 8}
+ITEM = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8}
 
 
 def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
@@ -304,6 +317,8 @@ def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
             arrays[name] = (rng.random(shape) * 100 + 1e-3).astype(np.float32)
         elif row.dtype == "int64":
             arrays[name] = rng.integers(-1000, 1000, shape).astype(np.int64)
+        elif row.dtype == "float16":
+            arrays[name] = rng.standard_normal(shape).astype(np.float16)
         else:
             arrays[name] = rng.standard_normal(shape).astype(np.float32)
     return arrays
