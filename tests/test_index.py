@@ -427,6 +427,29 @@ def test_metal_checks_ids_in_one_pass(id_dtype, rng):
                 t.index_select(0, view)
 
 
+@pytest.mark.skipif(not ember.metal_is_available(), reason="no Metal device here")
+def test_metal_selects_rows_in_row_shaped_dispatches(rng):
+    """On Metal, index_select of whole rows (an embedding's lookup, a middle dim of a
+    contiguous tensor) puts lanes along each row and rows down the grid, at most 65535
+    groups down per dispatch: 70000 rows of 256 take two dispatches after the ids' check,
+    and every element lands where numpy puts it; short rows and a batch dim too."""
+    d = ember.device("metal")
+    table = rng.standard_normal((1000, 256)).astype(np.float32)
+    ids = rng.integers(0, 1000, 70_000)
+    t, e = ember.tensor(table, device=d), ember.tensor(ids, device=d)
+    before = d.queue_stats()
+    got = t.index_select(0, e)
+    after = d.queue_stats()
+    assert after["dispatches"] - before["dispatches"] == 3  # the check, then two halves
+    np.testing.assert_array_equal(got.numpy(), table[ids])
+    x = rng.standard_normal((3, 50, 5)).astype(np.float32)
+    j = rng.integers(0, 50, 70)
+    np.testing.assert_array_equal(
+        ember.tensor(x, device=d).index_select(1, ember.tensor(j, device=d)).numpy(), x[:, j])
+    np.testing.assert_array_equal(
+        ember.embedding(ember.tensor(j, device=d), ember.tensor(x[0], device=d)).numpy(), x[0][j])
+
+
 @pytest.mark.parametrize("name", FLOAT_DTYPES)
 def test_index_ops_reject_float_ids(device, name):
     t = ember.zeros(3, 3, device=device)

@@ -3,6 +3,7 @@
 // gather_points and index_bounds: lanes a wave of threadgroups apart, each group's bounds
 // merged here.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -52,6 +53,60 @@ void merge_bounds(const std::vector<int64_t>& words, int64_t groups, int64_t str
 
 }  // namespace
 
+// index_select by rows (IndexRowsKParams) where src's dims after `dim` are one dense run
+// and those before it one stride; false otherwise.
+bool MetalStorage::index_select_rows(const Layout& src, int64_t dim, const BackendStorage& ids,
+                                     const Layout& ids_layout, BackendStorage& dst) const {
+  const Shape& shape = src.shape();
+  const Strides& st = src.strides();
+  IndexRowsKParams p{};
+  p.inner = 1;
+  for (int64_t d = src.ndim() - 1; d > dim; --d) {  // the run: dense, stride 1 inward
+    if (shape[size_t(d)] != 1 && st[size_t(d)] != p.inner) return false;
+    p.inner *= shape[size_t(d)];
+  }
+  int64_t outer = 1, step = 0;  // the dims before: one stride (step) over `outer` positions
+  for (int64_t d = dim - 1; d >= 0; --d) {
+    if (shape[size_t(d)] == 1) continue;
+    if (outer == 1)
+      step = st[size_t(d)];
+    else if (st[size_t(d)] != step * outer)
+      return false;
+    outer *= shape[size_t(d)];
+  }
+  p.nsel = ids_layout.numel();
+  const int64_t rows = outer * p.nsel;
+  if (rows == 0 || p.inner == 0) return true;
+  p.src_offset = src.offset();
+  p.outer_stride = step;
+  p.dim_stride = st[size_t(dim)];
+  p.ids_offset = ids_layout.offset();
+  p.ids_stride = ids_layout.strides()[0];
+  if (rows <= int64_t(INT32_MAX)) {
+    const FastDivParams f = fast_div_params(uint32_t(p.nsel));
+    p.narrow = 1;
+    p.nsel_magic = f.magic;
+    p.nsel_shift = f.shift;
+  }
+  static const char* const bits[] = {"", "b8", "b16", "", "b32", "", "", "", "b64"};
+  const std::string kernel = std::string("index_rows_") + bits[dtype_size(dtype_)] + "_" +
+                             dtype_suffix(ids.dtype());
+  // groups of 256 lanes: along a row up to its length (a power of two), the rest across rows
+  const uint32_t max = std::min<uint32_t>(256, metal().max_group("index", kernel));
+  uint32_t gx = 1;
+  while (gx * 2 <= max && int64_t(gx) < p.inner) gx <<= 1;
+  const uint32_t gy = std::max<uint32_t>(1, max / gx);
+  const int64_t per = int64_t(65535) * gy;  // rows per dispatch: at most 65535 groups down
+  for (int64_t r0 = 0; r0 < rows; r0 += per) {
+    p.row0 = r0;
+    p.rows = std::min(per, rows - r0);
+    metal().dispatch("index", kernel, {this, &as_metal(ids), &as_metal(dst)}, p,
+                     rt::Size3{uint32_t((p.inner + gx - 1) / gx), uint32_t((p.rows + gy - 1) / gy), 1},
+                     rt::Size3{gx, gy, 1});
+  }
+  return true;
+}
+
 void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
                                 const Layout& ids_layout, BackendStorage& dst) const {
   Shape out = src.shape();
@@ -59,6 +114,7 @@ void MetalStorage::index_select(const Layout& src, int64_t dim, const BackendSto
   IndexSelectKParams p{};
   const int64_t n = shape_numel(out);
   if (n == 0) return;
+  if (index_select_rows(src, dim, ids, ids_layout, dst)) return;
   p.src = kernel_layout("index_select", without_dim(src, out, dim));
   p.ids_offset = ids_layout.offset();
   p.ids_stride = ids_layout.strides()[0];

@@ -182,6 +182,9 @@ class MetalStorage : public BackendStorage {
   // EMBER_TOPK_MAX and for a few rows of millions (core sorts those).
   bool topk(const Layout& src, int64_t k, bool largest, BackendStorage& values,
             BackendStorage& indices) const override;
+  // index_select by rows where the layout allows (index.h, IndexRowsKParams).
+  bool index_select_rows(const Layout& src, int64_t dim, const BackendStorage& ids,
+                         const Layout& ids_layout, BackendStorage& dst) const;
   // An integer tensor's smallest and largest value in one pass (index.h, BoundsKParams),
   // read back when the callable is called.
   IndexBounds index_bounds(const Layout& src) const override;

@@ -38,7 +38,7 @@ std::string kernel_op(const std::string& family, const std::string& kernel) {
   for (size_t i = 1; i < parts.size(); ++i)
     if (!is_dtype_token(parts[i]) && parts[i] != "strided")
       op += (op.empty() ? "" : "_") + parts[i];
-  if (family == "index" && op == "select") return "index_select";
+  if (family == "index" && (op == "select" || op == "rows")) return "index_select";
   // t[i, j] and its writes; the range check of index ops' ids
   if (family == "index" && (op.rfind("points", 0) == 0 || op == "bounds")) return "index";
   if (family == "scatter") return op.empty() ? "scatter" : "scatter_" + op;

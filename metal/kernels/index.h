@@ -18,6 +18,22 @@ struct IndexSelectKParams {
   uint32_t inner_magic, inner_shift, nsel_magic, nsel_shift;
 };
 
+// index_select by rows (an embedding's lookup, rows of a matrix): where the dims after
+// the selected one are one dense run and those before it one stride, output row r (outer
+// position o = r / nsel, id j = r % nsel) is the run at src_offset + o * outer_stride +
+// ids[j] * dim_stride, and lane (x, y) copies element x of row row0 + y: no division per
+// element, neighbouring lanes on neighbouring elements.
+struct IndexRowsKParams {
+  int64_t src_offset, outer_stride, dim_stride;
+  int64_t ids_offset, ids_stride;
+  int64_t inner;  // elements of a row
+  int64_t nsel;   // ids
+  int64_t row0;   // the first row of this dispatch
+  int64_t rows;   // rows in this dispatch
+  uint32_t nsel_magic, nsel_shift;  // r / nsel in 32-bit math (core/fast_div.h) when narrow
+  uint32_t narrow, pad;
+};
+
 // gather: dst element i comes from offset(l[0], i) + ids[offset(l[1], i)] * dim_stride;
 // l[0] is src with the ids' shape and stride 0 in the gathered dim, l[1] the ids: one
 // split of i into coordinates serves both.

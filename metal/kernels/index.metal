@@ -24,6 +24,23 @@ kernel void index_select(device const T* src [[buffer(0)]], device const I* ids 
 }
 
 template <typename T, typename I>
+kernel void index_rows(device const T* src [[buffer(0)]], device const I* ids [[buffer(1)]],
+                       device T* dst [[buffer(2)]], constant IndexRowsKParams& p [[buffer(3)]],
+                       EMBER_THREAD_ARGS) {
+  const int64_t x = int64_t(gid.x), y = int64_t(gid.y);
+  if (x >= p.inner || y >= p.rows) return;
+  const int64_t r = p.row0 + y;
+  int64_t o;
+  if (p.narrow != 0)
+    o = int64_t(div_magic(uint(r), p.nsel_magic, p.nsel_shift));
+  else
+    o = r / p.nsel;
+  const int64_t j = r - o * p.nsel;
+  const int64_t id = int64_t(ids[p.ids_offset + j * p.ids_stride]);
+  dst[r * p.inner + x] = src[p.src_offset + o * p.outer_stride + id * p.dim_stride + x];
+}
+
+template <typename T, typename I>
 kernel void index_gather(device const T* src [[buffer(0)]], device const I* ids [[buffer(1)]],
                          device T* dst [[buffer(2)]], constant GatherKParams& p [[buffer(3)]],
                          EMBER_THREAD_ARGS) {
@@ -52,6 +69,20 @@ EMBER_IF_NOT_I64(EMBER_KERNEL(index_select_u32_u8, index_select<uint, uchar>))
 EMBER_IF_I64(EMBER_KERNEL(index_select_u8_i64, index_select<uchar, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(index_select_u8_u32, index_select<uchar, uint>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(index_select_u8_u8, index_select<uchar, uchar>))
+
+// index_select by rows moves bits: one kernel per element size and id type.
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b8_i64, index_rows<uchar, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b8_u32, index_rows<uchar, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b8_u8, index_rows<uchar, uchar>))
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b16_i64, index_rows<ushort, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b16_u32, index_rows<ushort, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b16_u8, index_rows<ushort, uchar>))
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b32_i64, index_rows<uint, int64_t>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b32_u32, index_rows<uint, uint>))
+EMBER_IF_NOT_I64(EMBER_KERNEL(index_rows_b32_u8, index_rows<uint, uchar>))
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b64_i64, index_rows<ulong, int64_t>))
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b64_u32, index_rows<ulong, uint>))
+EMBER_IF_I64(EMBER_KERNEL(index_rows_b64_u8, index_rows<ulong, uchar>))
 
 EMBER_IF_I64(EMBER_KERNEL(index_gather_f32_i64, index_gather<float, int64_t>))
 EMBER_IF_NOT_I64(EMBER_KERNEL(index_gather_f32_u32, index_gather<float, uint>))
