@@ -22,6 +22,16 @@ std::string index_kernel(const char* op, DType data, DType ids) {
   return std::string("index_") + op + "_" + d + "_" + dtype_suffix(ids);
 }
 
+// The kernels that move elements without reading them as numbers are named by their size.
+const char* bits_suffix(DType d) {
+  switch (dtype_size(d)) {
+    case 1: return "b8";
+    case 2: return "b16";
+    case 4: return "b32";
+    default: return "b64";
+  }
+}
+
 // `src` re-shaped to `shape` with stride 0 in `dim`: the id's row is added separately.
 Layout without_dim(const Layout& src, const Shape& shape, int64_t dim) {
   Strides st = src.strides();
@@ -88,9 +98,8 @@ bool MetalStorage::index_select_rows(const Layout& src, int64_t dim, const Backe
     p.nsel_magic = f.magic;
     p.nsel_shift = f.shift;
   }
-  static const char* const bits[] = {"", "b8", "b16", "", "b32", "", "", "", "b64"};
-  const std::string kernel = std::string("index_rows_") + bits[dtype_size(dtype_)] + "_" +
-                             dtype_suffix(ids.dtype());
+  const std::string kernel =
+      std::string("index_rows_") + bits_suffix(dtype_) + "_" + dtype_suffix(ids.dtype());
   // groups of 256 lanes: along a row up to its length (a power of two), the rest across rows
   const uint32_t max = std::min<uint32_t>(256, metal().max_group("index", kernel));
   uint32_t gx = 1;
@@ -154,10 +163,7 @@ bool MetalStorage::gather_points(const Layout& src, const std::vector<PointIds>&
   const int64_t count = src.numel();
   if (n == 0 || n > kMaxPointIds || count == 0) return false;
   std::string kernel = "index_points_offsets_i64";
-  if (!offsets) {
-    static const char* const bits[] = {"", "b8", "b16", "", "b32", "", "", "", "b64"};
-    kernel = std::string("index_points_") + bits[dtype_size(dtype_)] + "_i64";
-  }
+  if (!offsets) kernel = std::string("index_points_") + bits_suffix(dtype_) + "_i64";
   // src and the arrays share one split of the element number into coordinates; the
   // arrays past n are stand-ins the kernel never reads
   std::vector<Layout> layouts{src};
