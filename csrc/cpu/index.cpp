@@ -13,6 +13,9 @@
 
 namespace ember::cpu {
 
+// Rows of at most this many bytes (four cache lines) are copied inline rather than by memcpy.
+constexpr int64_t kInlineCopyBytes = 256;
+
 void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStorage& ids,
                               const Layout& ids_layout, BackendStorage& dst) const {
   // Each selected index copies one slice, src.select(dim, id) -> dst.select(dim, j). The
@@ -80,6 +83,16 @@ void CpuStorage::index_select(const Layout& src, int64_t dim, const BackendStora
           if (slice == 1) {  // elements (a 1-D source: t[ids], mask reads)
             for (int64_t j = lo; j < hi; ++j)
               o[j * dst_step] = in[int64_t(ip[j * id_stride]) * src_step];
+            return;
+          }
+          // a short run copied inline (memcpy's call and size dispatch cost more than a
+          // row of 8 floats: 3.5 -> 1.5 ms for 256K of them), a long one by memcpy
+          if (slice * int64_t(sizeof(T)) <= kInlineCopyBytes) {
+            for (int64_t j = lo; j < hi; ++j) {
+              const T* __restrict s = in + int64_t(ip[j * id_stride]) * src_step;
+              T* __restrict d = o + j * dst_step;
+              for (int64_t k = 0; k < slice; ++k) d[k] = s[k];
+            }
             return;
           }
           for (int64_t j = lo; j < hi; ++j)
