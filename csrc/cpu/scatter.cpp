@@ -50,12 +50,11 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
   // dim 1 of a matrix), a block would write a column per id, so the rows below each take
   // their ids in turn instead, their writes within one line.
   bool slices = rows > 1;
-  for (int64_t d = 0, expect = 1; d < int64_t(shape.size()); ++d) {
-    const int64_t e = int64_t(shape.size()) - 1 - d;  // from the innermost
-    if (e == dim || shape[size_t(e)] == 1) continue;
-    if (ids_layout.strides()[size_t(e)] != 0 || dst_layout.strides()[size_t(e)] != expect)
+  for (int64_t d = int64_t(shape.size()), expect = 1; d-- > 0;) {
+    if (d == dim || shape[size_t(d)] == 1) continue;
+    if (ids_layout.strides()[size_t(d)] != 0 || dst_layout.strides()[size_t(d)] != expect)
       slices = false;
-    expect *= shape[size_t(e)];
+    expect *= shape[size_t(d)];
   }
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -186,26 +185,20 @@ void CpuStorage::scatter(const Layout& dst_layout, int64_t dim, const BackendSto
     // The ids may instead be one per line (stride 0 over the inner dims: index_add along
     // a middle dim): a line then adds a whole run of src into one line of dst.
     int64_t inner = 1;
-    bool inner_dense = dim + 1 < int64_t(shape.size()), ids_per_line = inner_dense;
-    for (int k = 0; k < 3; ++k) {
-      int64_t expect = 1;
+    for (int64_t d = dim + 1; d < int64_t(shape.size()); ++d) inner *= shape[size_t(d)];
+    // whether the dims after dim are dense in view l (unit: its strides there are those
+    // of a contiguous run) or all 0 (unit = 0)
+    const auto inner_is = [&](const Layout& l, int64_t unit) {
+      int64_t expect = unit;
       for (int64_t d = int64_t(shape.size()); d-- > dim + 1;) {
-        const int64_t st = ls[k]->strides()[size_t(d)];
-        if (shape[size_t(d)] != 1 && st != expect && !(k == 1 && st == 0)) inner_dense = false;
-        if (k == 1 && shape[size_t(d)] != 1 && st != 0) ids_per_line = false;
+        if (shape[size_t(d)] != 1 && l.strides()[size_t(d)] != expect) return false;
         expect *= shape[size_t(d)];
       }
-      inner = expect;
-    }
-    inner_dense = inner_dense && inner > 1;
-    ids_per_line = inner_dense && ids_per_line;
-    if (inner_dense && !ids_per_line) {  // else dense along the inner dims
-      int64_t expect = 1;
-      for (int64_t d = int64_t(shape.size()); d-- > dim + 1;) {
-        if (shape[size_t(d)] != 1 && ls[1]->strides()[size_t(d)] != expect) inner_dense = false;
-        expect *= shape[size_t(d)];
-      }
-    }
+      return true;
+    };
+    const bool ids_per_line = inner > 1 && inner_is(ids_layout, 0);
+    const bool inner_dense = inner > 1 && inner_is(dst_layout, 1) && inner_is(src_layout, 1) &&
+                             (ids_per_line || inner_is(ids_layout, 1));
     const auto by_lines = [&](const auto* idp, auto write) {
       constexpr int64_t kRun = 1024;
       const int64_t runs = (inner + kRun - 1) / kRun, outer = rows / inner;
