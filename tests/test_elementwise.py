@@ -583,6 +583,19 @@ def test_where(device, dtype, shapes, layouts, seed):
     check_exact(got, np.where(cond != 0, na, nb), dtype, device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16", "float16", "uint8", "bool"])
+def test_where_over_long_dense_runs(device, dtype, rng):
+    """where over dense operands long enough to be split over threads, each at its own
+    offset into its storage (rows of larger tensors), for every element size."""
+    if not require_dtype(device, dtype):
+        return
+    x, y = rand_array(rng, (3, 70_001), dtype), rand_array(rng, (3, 70_001), dtype)
+    cond = rng.random((4, 70_001)) > 0.5
+    a, b = to_ember(x, dtype, device), to_ember(y, dtype, device)
+    got = ember.where(ember.tensor(cond, device=device)[2], a[1], b[2])
+    check_exact(got, np.where(cond[2], x[1], y[2]), dtype, device)
+
+
 @settings(max_examples=20)
 @given(**operands(max_dims=3, num=3))
 def test_where_condition_dtypes_and_layouts(device, dtype, shapes, layouts, seed):
