@@ -896,11 +896,35 @@ __attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* x, uint16_
   for (; i < n; ++i) y[i] = f16::from_float(x[i]);
 }
 
+// Sixteen at a time on AVX-512 CPUs, the same conversions, the tail masked.
+EMBER_CPU_V4 void f16_to_f32_v4(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + i)));
+  }
+}
+
+EMBER_CPU_V4 void f32_to_f16_v4(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  if (i < n) {
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    _mm256_mask_storeu_epi16(y + i, m,
+                             _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT));
+  }
+}
+
 }  // namespace
 #endif
 
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 #if defined(EMBER_F16C)
+  if (cpu_level() == 2) return f16_to_f32_v4(x, y, n);
   if (has_f16c()) return f16_to_f32_f16c(x, y, n);
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = f16::to_float(x[i]);
@@ -908,6 +932,7 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
 #if defined(EMBER_F16C)
+  if (cpu_level() == 2) return f32_to_f16_v4(x, y, n);
   if (has_f16c()) return f32_to_f16_f16c(x, y, n);
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = f16::from_float(x[i]);
