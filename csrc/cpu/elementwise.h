@@ -124,26 +124,27 @@ EMBER_CPU_LEVELS(template <typename G EMBER_COMMA typename C>, , each2,
                  (G g, C* x, const C* y, int64_t m), (g, x, y, m),
                  { for (int64_t j = 0; j < m; ++j) x[j] = C(g(x[j], y[j])); })
 
+// A run of a 16-bit float's bits to float32 and back, by the vectorised conversions; the
+// type picks which.
+inline void half_to_f32(bf16, const uint16_t* h, float* f, int64_t m) { bf16_to_f32(h, f, m); }
+inline void half_to_f32(f16, const uint16_t* h, float* f, int64_t m) { f16_to_f32(h, f, m); }
+inline void f32_to_half(bf16, const float* f, uint16_t* h, int64_t m) { f32_to_bf16(f, h, m); }
+inline void f32_to_half(f16, const float* f, uint16_t* h, int64_t m) { f32_to_f16(f, h, m); }
+
 // n values of T from x (stride st, 0 for a broadcast value) as their compute type. The
 // 16-bit floats convert whole runs (vectorised): a strided run's bits are gathered first,
 // and a broadcast value converts once.
 template <typename T>
 void load_chunk(const T* x, int64_t st, compute_t<T>* buf, int64_t n) {
   if constexpr (is_half_v<T>) {
-    const auto convert = [](const uint16_t* h, float* f, int64_t m) {
-      if constexpr (std::is_same_v<T, bf16>)
-        bf16_to_f32(h, f, m);
-      else
-        f16_to_f32(h, f, m);
-    };
     const auto* bits = reinterpret_cast<const uint16_t*>(x);
-    if (st == 1) return convert(bits, buf, n);
+    if (st == 1) return half_to_f32(T{}, bits, buf, n);
     if (st == 0) return std::fill(buf, buf + n, float(x[0]));
     uint16_t run[kChunk];
     for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
       const int64_t m = std::min(kChunk, n - i0);
       for (int64_t i = 0; i < m; ++i) run[i] = bits[(i0 + i) * st];
-      convert(run, buf + i0, m);
+      half_to_f32(T{}, run, buf + i0, m);
     }
   } else {
     for (int64_t i = 0; i < n; ++i) buf[i] = compute_t<T>(x[i * st]);
@@ -155,18 +156,12 @@ void load_chunk(const T* x, int64_t st, compute_t<T>* buf, int64_t n) {
 template <typename T>
 void store_chunk(const compute_t<T>* buf, T* o, int64_t st, int64_t n) {
   if constexpr (is_half_v<T>) {
-    const auto convert = [](const float* f, uint16_t* h, int64_t m) {
-      if constexpr (std::is_same_v<T, bf16>)
-        f32_to_bf16(f, h, m);
-      else
-        f32_to_f16(f, h, m);
-    };
     auto* bits = reinterpret_cast<uint16_t*>(o);
-    if (st == 1) return convert(buf, bits, n);
+    if (st == 1) return f32_to_half(T{}, buf, bits, n);
     uint16_t run[kChunk];
     for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
       const int64_t m = std::min(kChunk, n - i0);
-      convert(buf + i0, run, m);
+      f32_to_half(T{}, buf + i0, run, m);
       for (int64_t i = 0; i < m; ++i) bits[(i0 + i) * st] = run[i];
     }
   } else {
