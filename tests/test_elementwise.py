@@ -914,3 +914,39 @@ def test_half_types_over_long_strided_and_broadcast_runs(device, name, rng):
     f = ember.tensor(x, device=device)
     check(f[:, ::2].to_dtype(edtype(name)), x[:, ::2])
     np.testing.assert_array_equal(h[:, ::2].to_dtype(ember.float32).numpy(), xr[:, ::2])
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_half_types_arithmetic_at_every_run_length(device, name, rng):
+    """+, -, *, / of 16-bit floats, both operands dense, one a single value (a Python
+    number on either side, a broadcast column), at run lengths around every vector width:
+    float32 math on the stored values rounded once to the dtype, overflow to inf,
+    subnormal results, inf and NaN included."""
+    if not require_dtype(device, name):
+        return
+    big = 6.0e4 if name == "float16" else 3.0e38
+    for n in (1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100):
+        x = rng.standard_normal((3, n)).astype(np.float32)
+        y = rng.standard_normal((3, n)).astype(np.float32) + 0.25
+        x[0, 0], x[1, n // 2], x[2, n - 1] = big, np.inf, np.nan
+        x[1, 0] = 1e-4  # times 1e-3: a subnormal float16, a normal bfloat16
+        h = ember.tensor(x, device=device).to_dtype(edtype(name))
+        g = ember.tensor(y, device=device).to_dtype(edtype(name))
+        xr = h.to_dtype(ember.float32).numpy()
+        yr = g.to_dtype(ember.float32).numpy()
+
+        def check(got, want):
+            with np.errstate(all="ignore"):
+                check_exact(got, rounded(want, name), name, device)
+
+        with np.errstate(all="ignore"):
+            check(h + g, xr + yr)
+            check(h - g, xr - yr)
+            check(h * g, xr * yr)
+            check(h / g, xr / yr)
+            check(h * 3.5, xr * np.float32(3.5))
+            check(h * 1e-3, xr * rounded(np.float32(1e-3), name))
+            check(2.5 - h, np.float32(2.5) - xr)
+            check(1.0 / g, np.float32(1.0) / yr)
+            check(h / g[:, :1], xr / yr[:, :1])
+            check(g[:, :1] - h, yr[:, :1] - xr)

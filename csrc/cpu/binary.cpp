@@ -158,6 +158,11 @@ EMBER_CPU_OP2(Gt, bool, x > y)
 EMBER_CPU_OP2(Ge, bool, x >= y)
 #undef EMBER_CPU_OP2
 
+// The ops whose bodies are plain arithmetic, so they apply to registers of floats.
+template <typename Op>
+constexpr bool is_lane_wise_op_v = std::is_same_v<Op, Add> || std::is_same_v<Op, Sub> ||
+                                   std::is_same_v<Op, Mul> || std::is_same_v<Op, Div>;
+
 template <typename Op>
 constexpr bool is_division_v = std::is_same_v<Op, FloorDivide> || std::is_same_v<Op, Remainder> ||
                                std::is_same_v<Op, TruncDivide>;
@@ -188,6 +193,9 @@ void apply(const char* name, const T* a, const Layout& la, const BackendStorage&
     throw Error(ErrorKind::UnsupportedDType, "unsupported dtype reached a CPU kernel");
   else if constexpr (is_division_v<Op> && !is_float_v<T>)
     integer_division<Op>(name, a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<T>(), dl);
+  else if constexpr (is_half_v<T> && is_lane_wise_op_v<Op>)
+    map2_chunked(a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<Out>(), dl,
+                 LaneWise{[](auto x, auto y) { return Op()(x, y); }});
   else if constexpr (is_half_v<T>)
     map2_chunked(a, la, as_cpu(rhs).ptr<T>(), lb, as_cpu(dst).ptr<Out>(), dl,
                  [](C x, C y) { return Op()(x, y); });

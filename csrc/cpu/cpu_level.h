@@ -6,6 +6,7 @@ namespace ember::cpu {
 // Functions marked EMBER_CPU_V4 / EMBER_CPU_V3 are compiled for AVX-512 (x86-64-v4) or
 // AVX2+FMA (x86-64-v3); cpu_level() says which this CPU takes: 2, 1 or 0 (the baseline).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_CPU_X86 1  // the levels exist: kernels written with intrinsics may be built
 #define EMBER_CPU_V3 __attribute__((target("arch=x86-64-v3")))
 #define EMBER_CPU_V4 __attribute__((target("arch=x86-64-v4")))
 inline int cpu_level() {

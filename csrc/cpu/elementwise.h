@@ -9,6 +9,10 @@
 #include "cpu_level.h"
 #include "vec_math.h"
 
+#ifdef EMBER_CPU_X86
+#include <immintrin.h>
+#endif
+
 namespace ember::cpu {
 
 // Integer arithmetic that wraps (as numpy does) instead of overflowing into UB.
@@ -202,6 +206,87 @@ EMBER_CPU_LEVELS(template <int kA EMBER_COMMA int kB EMBER_COMMA typename G>,
                          float(g(bf16::to_float(a[j * kA]), bf16::to_float(b[j * kB]))));
                  })
 
+// An op whose body is plain arithmetic on its operands (+, -, *, /): it applies as well
+// to whole registers of floats (GCC's vector types), so float16 runs can convert, compute
+// and convert back in registers (fused2_f16). Ops built from branches or library calls
+// are not marked and take the chunked path.
+template <typename G>
+struct LaneWise {
+  G g;
+  template <typename X>
+  auto operator()(X x, X y) const {
+    return g(x, y);
+  }
+};
+template <typename G>
+LaneWise(G) -> LaneWise<G>;
+template <typename G>
+inline constexpr bool is_lane_wise_v = false;
+template <typename G>
+inline constexpr bool is_lane_wise_v<LaneWise<G>> = true;
+
+#ifdef EMBER_CPU_X86
+// float16 runs with a lane-wise op between the F16C conversions, one pass in registers:
+// both operands dense, or one a broadcast value (kA, kB: the operand steps; 0 or 1). The
+// results are those of the chunked path bit for bit: the same conversions (rounding to
+// nearest even), the op in float between. Sixteen lanes on AVX-512, the tail masked.
+template <int kA, int kB, typename G>
+EMBER_CPU_V4 void fused2_f16_v4(G g, const uint16_t* a, const uint16_t* b, uint16_t* o,
+                                int64_t n) {
+  __m512 x = _mm512_set1_ps(f16::to_float(a[0])), y = _mm512_set1_ps(f16::to_float(b[0]));
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    if constexpr (kA) x = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)));
+    if constexpr (kB) y = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + j),
+                        _mm512_cvtps_ph(g(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+  if (j < n) {
+    const __mmask16 m = __mmask16((1u << (n - j)) - 1);
+    if constexpr (kA) x = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, a + j));
+    if constexpr (kB) y = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, b + j));
+    _mm256_mask_storeu_epi16(o + j, m, _mm512_cvtps_ph(g(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+}
+
+// Eight lanes with AVX2 and F16C, the tail through the scalar conversions.
+template <int kA, int kB, typename G>
+EMBER_CPU_V3 void fused2_f16_v3(G g, const uint16_t* a, const uint16_t* b, uint16_t* o,
+                                int64_t n) {
+  __m256 x = _mm256_set1_ps(f16::to_float(a[0])), y = _mm256_set1_ps(f16::to_float(b[0]));
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    if constexpr (kA) x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + j)));
+    if constexpr (kB) y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + j)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j),
+                     _mm256_cvtps_ph(g(x, y), _MM_FROUND_TO_NEAREST_INT));
+  }
+  for (; j < n; ++j)
+    o[j] = f16::from_float(g(f16::to_float(a[j * kA]), f16::to_float(b[j * kB])));
+}
+#endif
+
+// Runs fused2_f16 where this CPU has the conversions and the run's layout is one it takes
+// (out dense; each operand dense or one value, not both one value); false where not.
+template <typename G>
+bool fused2_f16(G g, int64_t sa, int64_t sb, const uint16_t* a, const uint16_t* b, uint16_t* o,
+                int64_t n) {
+#ifdef EMBER_CPU_X86
+  const int level = cpu_level();
+  const auto run = [&](auto fa, auto fb) {
+    constexpr int kA = decltype(fa)::value, kB = decltype(fb)::value;
+    if (sa != kA || sb != kB) return false;
+    level == 2 ? fused2_f16_v4<kA, kB>(g, a, b, o, n) : fused2_f16_v3<kA, kB>(g, a, b, o, n);
+    return true;
+  };
+  using One = std::integral_constant<int, 1>;
+  using Zero = std::integral_constant<int, 0>;
+  return level > 0 && (run(One{}, One{}) || run(One{}, Zero{}) || run(Zero{}, One{}));
+#else
+  return false;
+#endif
+}
+
 // out = g(a, b) elementwise for a 16-bit float T; g(C, C) gives C (stored as T) or bool
 // (a predicate's uint8).
 template <typename T, typename Out, typename G>
@@ -216,6 +301,12 @@ void map2_chunked(const T* a, const Layout& la, const T* b, const Layout& lb, Ou
       if (st[2] == 1 && st[0] == 1 && st[1] == 1) return fused2_bf16<1, 1>(g, pa, pb, po, n);
       if (st[2] == 1 && st[0] == 1 && st[1] == 0) return fused2_bf16<1, 0>(g, pa, pb, po, n);
       if (st[2] == 1 && st[0] == 0 && st[1] == 1) return fused2_bf16<0, 1>(g, pa, pb, po, n);
+    }
+    if constexpr (std::is_same_v<T, f16> && std::is_same_v<Out, T> && is_lane_wise_v<G>) {
+      if (st[2] == 1 && fused2_f16(g, st[0], st[1], reinterpret_cast<const uint16_t*>(a + off[0]),
+                                   reinterpret_cast<const uint16_t*>(b + off[1]),
+                                   reinterpret_cast<uint16_t*>(out + off[2]), n))
+        return;
     }
     C x[kChunk], y[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {
