@@ -4,6 +4,7 @@ comparisons; where; unary; clamp. Every dtype, every layout."""
 from __future__ import annotations
 
 import operator
+import os
 
 import ember
 import numpy as np
@@ -950,3 +951,23 @@ def test_half_types_arithmetic_at_every_run_length(device, name, rng):
             check(1.0 / g, np.float32(1.0) / yr)
             check(h / g[:, :1], xr / yr[:, :1])
             check(g[:, :1] - h, yr[:, :1] - xr)
+
+
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_half_types_at_each_cpu_level(device, capability):
+    """EMBER_CPU_CAPABILITY caps the level of the CPU kernels picked at run time, so the
+    AVX2 and baseline paths of the 16-bit floats' arithmetic and conversions give the same
+    values as the tests above on a CPU that has more (run in a child interpreter)."""
+    if device.kind != "cpu":
+        return
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         __file__, "-k", "half_types and not at_each_cpu_level and cpu"],
+        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "deselected" in proc.stdout

@@ -1,6 +1,10 @@
 // The x86-64 levels the CPU kernels are compiled for, and the one this CPU runs.
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
 namespace ember::cpu {
 
 // Functions marked EMBER_CPU_V4 / EMBER_CPU_V3 are compiled for AVX-512 (x86-64-v4) or
@@ -9,10 +13,24 @@ namespace ember::cpu {
 #define EMBER_CPU_X86 1  // the levels exist: kernels written with intrinsics may be built
 #define EMBER_CPU_V3 __attribute__((target("arch=x86-64-v3")))
 #define EMBER_CPU_V4 __attribute__((target("arch=x86-64-v4")))
+
+// The highest level EMBER_CPU_CAPABILITY allows (avx512, avx2 or default, the names of
+// PyTorch's ATEN_CPU_CAPABILITY): 2, 1 or 0; 2 where it is unset or names none of them.
+// It lets a lower level's kernels run, and be tested, on a CPU that has a higher one.
+inline int cpu_level_cap() {
+  static const int cap = [] {
+    const char* env = std::getenv("EMBER_CPU_CAPABILITY");
+    if (!env) return 2;
+    const std::string_view name(env);
+    return name == "default" ? 0 : name == "avx2" ? 1 : 2;
+  }();
+  return cap;
+}
+
 inline int cpu_level() {
-  static const int level = __builtin_cpu_supports("x86-64-v4")   ? 2
-                           : __builtin_cpu_supports("x86-64-v3") ? 1
-                                                                 : 0;
+  static const int level = std::min(cpu_level_cap(), __builtin_cpu_supports("x86-64-v4")   ? 2
+                                                     : __builtin_cpu_supports("x86-64-v3") ? 1
+                                                                                           : 0);
   return level;
 }
 #else

@@ -367,7 +367,7 @@ EMBER_CPU_V4 void transpose_v4(const B* src, int64_t ls, B* dst, int64_t ld, int
 // whatever MXCSR says. Lanes holding a subnormal (rare) take bf16_round16's rounding.
 #define EMBER_CPU_V4BF16 __attribute__((target("arch=x86-64-v4,avx512bf16")))
 inline bool has_bf16_insn() {
-  static const bool yes = __builtin_cpu_supports("avx512bf16");
+  static const bool yes = __builtin_cpu_supports("avx512bf16") && cpu_level_cap() == 2;
   return yes;
 }
 EMBER_CPU_V4BF16 __attribute__((always_inline)) inline __m256i bf16_round16_insn(__m512 v) {
@@ -872,7 +872,8 @@ EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, in
 namespace {
 
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool yes =
+      __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx") && cpu_level_cap() > 0;
   return yes;
 }
 
