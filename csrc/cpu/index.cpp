@@ -204,7 +204,7 @@ struct IdCheck {
 // their stores, none of the three assumed to alias another (the output is a new tensor),
 // so a group's loads need not wait for the previous group's stores.
 template <bool kBounded, typename T, typename I>
-void gather_run(const T* __restrict s, const I* __restrict i, T* __restrict d, int64_t n,
+__attribute__((always_inline)) inline void gather_run(const T* __restrict s, const I* __restrict i, T* __restrict d, int64_t n,
                 int64_t step, IdCheck<kBounded>& check) {
   IdCheck<kBounded> c = check;  // in registers, not behind the stores
   int64_t k = 0;
@@ -250,6 +250,14 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
       with_ids(id, [&](const auto* idp) {
         const int64_t work = len * kRandomReadCost;
         parallel_for(rows, std::max<int64_t>(1, kParallelGrain / work), [&](int64_t lo, int64_t hi) {
+          IdCheck<kBounded> check{size};
+          if (nd == 2) {  // one outer dim: the rows' offsets are multiples of its strides
+            const int64_t s_step = base_st[0], i_step = ids_layout.strides()[0];
+            const T* s = in + base.offset() + lo * s_step;
+            const auto* i = idp + ids_layout.offset() + lo * i_step;
+            for (int64_t r = lo; r < hi; ++r, s += s_step, i += i_step)
+              gather_run(s, i, o + r * len, len, step, check);
+          } else {
           // the row's coordinates in the outer dims, and its offsets in src and the ids
           std::vector<int64_t> at(nd - 1);
           int64_t s_off = base.offset(), i_off = ids_layout.offset();
@@ -259,7 +267,6 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
             s_off += at[k] * base_st[k];
             i_off += at[k] * ids_layout.strides()[k];
           }
-          IdCheck<kBounded> check{size};
           for (int64_t r = lo; r < hi; ++r) {
             gather_run(in + s_off, idp + i_off, o + r * len, len, step, check);
             for (size_t k = nd - 1; k-- > 0;) {
@@ -270,6 +277,7 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
               i_off -= out.shape()[k] * ids_layout.strides()[k];
               at[k] = 0;
             }
+          }
           }
           if constexpr (kBounded) {
             std::lock_guard<std::mutex> lock(mu);
