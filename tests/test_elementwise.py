@@ -971,3 +971,27 @@ def test_half_types_at_each_cpu_level(device, capability):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert " passed" in proc.stdout and "deselected" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "int64", "uint8"])
+def test_binary_ops_with_an_operand_read_across_its_memory_order(device, name, rng):
+    """One operand transposed against a dense one (a.T + b, b * a.T, a.T > b, a.T - a
+    column), over shapes past the CPU's staged tiles (rows not a multiple of 16, rows
+    wider than one tile) and a batch of transposed matrices: numpy's values."""
+    if not require_dtype(device, name):
+        return
+    for shape in [(37, 2100), (18, 40), (3, 40, 50)]:
+        a, xa = make_view(rng, shape, name, device, "transposed")
+        b, xb = make_view(rng, shape, name, device, "contiguous")
+        if len(shape) == 3:  # a batch of transposes: the last two dims swapped
+            base = rand_array(rng, (shape[0], shape[2], shape[1]), name)
+            a, xa = to_ember(base, name, device).permute(0, 2, 1), base.transpose(0, 2, 1)
+        col, xc = make_view(rng, shape[:-1] + (1,), name, device, "contiguous")
+        ref = xa.astype(np.float32) if name in ("float16", "bfloat16") else xa
+        refb = xb.astype(np.float32) if name in ("float16", "bfloat16") else xb
+        refc = xc.astype(np.float32) if name in ("float16", "bfloat16") else xc
+        with np.errstate(over="ignore"):
+            check_exact(a + b, rounded(ref + refb, name), name, device)
+            check_exact(b * a, rounded(refb * ref, name), name, device)
+            check_exact(a - col, rounded(ref - refc, name), name, device)
+        np.testing.assert_array_equal((a > b).numpy(), ref > refb)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstring>
+#include <memory>
 
 #include "core/host_cast.h"
 #include "strided.h"
@@ -57,22 +58,111 @@ void map1(const In* in, const Layout& src, Out* out, const Layout& dst, F f) {
   });
 }
 
+// The bits of a rows x cols transpose, dst[r * ld + c] = src[r + c * ls]: 4- and 2-byte
+// elements in registers (the copy's kernels), 1-byte ones by blocks.
+template <typename T>
+void transpose_tile(const T* src, int64_t ls, T* dst, int64_t ld, int64_t rows, int64_t cols) {
+  if constexpr (sizeof(T) == 4)
+    transpose_u32(reinterpret_cast<const uint32_t*>(src), ls, reinterpret_cast<uint32_t*>(dst), ld,
+                  rows, cols);
+  else if constexpr (sizeof(T) == 2)
+    transpose_u16(reinterpret_cast<const uint16_t*>(src), ls, reinterpret_cast<uint16_t*>(dst), ld,
+                  rows, cols);
+  else
+    transpose_blocks(src, ls, dst, ld, rows, cols);
+}
+
+// Tiles of a two-input op with one operand read across its memory order (a.T + b): in
+// dst's memory order, dst dense along the last dim, that operand steps by 1 along the dim
+// before and by more along the last, and the other is dense or one value along the last.
+// A walk along dst's rows reads one of its elements per cache line (and with power-of-two
+// strides every line falls in one L1 set, so tiles of runs still miss), so each tile of
+// kStageRows x kStageCols of it is first transposed into a dense scratch, and the op runs
+// over dense runs: run(x, sx, y, sy, o, 1, n) as walk2 calls it. The tiles are wide: the
+// other views' runs are long enough for the prefetchers (runs of 64 elements took twice
+// the time). False (nothing done) where the views are not shaped so.
+constexpr int64_t kStageRows = 16, kStageCols = 2048;
+
+template <typename A, typename B, typename Out, typename Run>
+bool staged2(const A* a, const Layout& la, const B* b, const Layout& lb, Out* out,
+             const Layout& dst, Run& run) {
+  const Walk<3> w = merge_dims<3>(dst.shape(), {&la, &lb, &dst}, WalkOrder::Memory);
+  const size_t nd = w.shape.size();
+  if (nd < 2 || w.strides[2][nd - 1] != 1) return false;
+  const auto across = [&](size_t k) { return w.strides[k][nd - 2] == 1 && w.strides[k][nd - 1] > 1; };
+  const auto along = [&](size_t k) { return w.strides[k][nd - 1] == 1 || w.strides[k][nd - 1] == 0; };
+  // 4- and 2-byte elements: their transposes run in registers; by blocks, 8-byte ones
+  // staged took longer than the tiled walk
+  const bool a_fits = sizeof(A) <= 4, b_fits = sizeof(B) <= 4;
+  const size_t t = a_fits && across(0) && along(1) ? 0 : b_fits && across(1) && along(0) ? 1 : 2;
+  const int64_t rows = w.shape[nd - 2], cols = w.shape[nd - 1];
+  if (t == 2 || rows < kTransposeBlock || cols < kTransposeBlock) return false;
+  const int64_t tiles_r = (rows + kStageRows - 1) / kStageRows;
+  const int64_t tiles_c = (cols + kStageCols - 1) / kStageCols;
+  const int64_t per_outer = tiles_r * tiles_c;
+  const int64_t outer = shape_numel(w.shape) / (rows * cols);
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kStageRows * kStageCols));
+  parallel_for(outer * per_outer, grain, [&](int64_t lo, int64_t hi) {
+    std::unique_ptr<unsigned char[]> held(
+        new unsigned char[size_t(kStageRows * kStageCols) * std::max(sizeof(A), sizeof(B))]);
+    unsigned char* scratch = held.get();
+    for (int64_t task = lo; task < hi; ++task) {
+      const int64_t rem = task % per_outer;
+      const int64_t r0 = rem / tiles_c * kStageRows, c0 = rem % tiles_c * kStageCols;
+      const int64_t nr = std::min(kStageRows, rows - r0), nc = std::min(kStageCols, cols - c0);
+      const std::array<int64_t, 3> base = outer_offsets(w, nd - 2, task / per_outer);
+      std::array<int64_t, 3> at;  // the tile's first element in each view
+      for (size_t k = 0; k < 3; ++k)
+        at[k] = base[k] + r0 * w.strides[k][nd - 2] + c0 * w.strides[k][nd - 1];
+      const auto stage = [&](const auto* v) {  // the tile of view t, dense rows of kStageCols
+        using V = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
+        V* tile = reinterpret_cast<V*>(scratch);
+        transpose_tile(v + at[t], w.strides[t][nd - 1], tile, kStageCols, nr, nc);
+        return tile;
+      };
+      const int64_t os = w.strides[2][nd - 2];
+      if (t == 0) {
+        const A* tile = stage(a);
+        const int64_t ys = w.strides[1][nd - 2], yc = w.strides[1][nd - 1];
+        for (int64_t r = 0; r < nr; ++r)
+          run(tile + r * kStageCols, 1, b + at[1] + r * ys, yc, out + at[2] + r * os, 1, nc);
+      } else {
+        const B* tile = stage(b);
+        const int64_t xs = w.strides[0][nd - 2], xc = w.strides[0][nd - 1];
+        for (int64_t r = 0; r < nr; ++r)
+          run(a + at[0] + r * xs, xc, tile + r * kStageCols, 1, out + at[2] + r * os, 1, nc);
+      }
+    }
+  });
+  return true;
+}
+
+// Runs of a two-input elementwise op as pointers, run(x, sx, y, sy, o, so, n): the op
+// over o[i * so] from x[i * sx] and y[i * sy], i < n; operands read across their memory
+// order come staged (staged2), the rest as walk gives them.
+template <typename A, typename B, typename Out, typename Run>
+void walk2(const A* a, const Layout& la, const B* b, const Layout& lb, Out* out, const Layout& dst,
+           Run&& run) {
+  if ((!la.is_contiguous() || !lb.is_contiguous()) && staged2(a, la, b, lb, out, dst, run)) return;
+  walk<3>(dst.shape(), {&la, &lb, &dst}, [&](const auto& off, int64_t n, const auto& st) {
+    run(a + off[0], st[0], b + off[1], st[1], out + off[2], st[2], n);
+  });
+}
+
 template <typename A, typename B, typename Out, typename F>
 void map2(const A* a, const Layout& la, const B* b, const Layout& lb, Out* out, const Layout& dst,
           F f) {
-  walk<3>(dst.shape(), {&la, &lb, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    const A* x = a + off[0];
-    const B* y = b + off[1];
-    Out* o = out + off[2];
-    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-    } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {  // tensor op scalar
-      const B yv = y[0];
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
-    } else {
-      for (int64_t i = 0; i < n; ++i) o[i * st[2]] = f(x[i * st[0]], y[i * st[1]]);
-    }
-  });
+  walk2(a, la, b, lb, out, dst,
+        [&](const A* x, int64_t sx, const B* y, int64_t sy, Out* o, int64_t so, int64_t n) {
+          if (sx == 1 && sy == 1 && so == 1) {
+            for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+          } else if (sx == 1 && sy == 0 && so == 1) {  // tensor op scalar
+            const B yv = y[0];
+            for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+          } else {
+            for (int64_t i = 0; i < n; ++i) o[i * so] = f(x[i * sx], y[i * sy]);
+          }
+        });
 }
 
 template <typename A, typename B, typename C, typename Out, typename F>
@@ -293,35 +383,36 @@ template <typename T, typename Out, typename G>
 void map2_chunked(const T* a, const Layout& la, const T* b, const Layout& lb, Out* out,
                   const Layout& dst, G g) {
   using C = compute_t<T>;
-  walk<3>(dst.shape(), {&la, &lb, &dst}, [&](const auto& off, int64_t n, const auto& st) {
-    if constexpr (std::is_same_v<T, bf16> && std::is_same_v<Out, T>) {
-      const auto* pa = reinterpret_cast<const uint16_t*>(a + off[0]);
-      const auto* pb = reinterpret_cast<const uint16_t*>(b + off[1]);
-      auto* po = reinterpret_cast<uint16_t*>(out + off[2]);
-      if (st[2] == 1 && st[0] == 1 && st[1] == 1) return fused2_bf16<1, 1>(g, pa, pb, po, n);
-      if (st[2] == 1 && st[0] == 1 && st[1] == 0) return fused2_bf16<1, 0>(g, pa, pb, po, n);
-      if (st[2] == 1 && st[0] == 0 && st[1] == 1) return fused2_bf16<0, 1>(g, pa, pb, po, n);
-    }
-    if constexpr (std::is_same_v<T, f16> && std::is_same_v<Out, T> && is_lane_wise_v<G>) {
-      if (st[2] == 1 && fused2_f16(g, st[0], st[1], reinterpret_cast<const uint16_t*>(a + off[0]),
-                                   reinterpret_cast<const uint16_t*>(b + off[1]),
-                                   reinterpret_cast<uint16_t*>(out + off[2]), n))
-        return;
-    }
-    C x[kChunk], y[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
-      load_chunk(a + off[0] + i * st[0], st[0], x, m);
-      load_chunk(b + off[1] + i * st[1], st[1], y, m);
-      if constexpr (std::is_same_v<Out, T>) {
-        each2(g, x, y, m);
-        store_chunk(x, out + off[2] + i * st[2], st[2], m);
-      } else {
-        Out* o = out + off[2] + i * st[2];
-        for (int64_t j = 0; j < m; ++j) o[j * st[2]] = Out(g(x[j], y[j]));
-      }
-    }
-  });
+  walk2(a, la, b, lb, out, dst,
+        [&](const T* pa, int64_t sa, const T* pb, int64_t sb, Out* po, int64_t so, int64_t n) {
+          if constexpr (std::is_same_v<T, bf16> && std::is_same_v<Out, T>) {
+            const auto* ua = reinterpret_cast<const uint16_t*>(pa);
+            const auto* ub = reinterpret_cast<const uint16_t*>(pb);
+            auto* uo = reinterpret_cast<uint16_t*>(po);
+            if (so == 1 && sa == 1 && sb == 1) return fused2_bf16<1, 1>(g, ua, ub, uo, n);
+            if (so == 1 && sa == 1 && sb == 0) return fused2_bf16<1, 0>(g, ua, ub, uo, n);
+            if (so == 1 && sa == 0 && sb == 1) return fused2_bf16<0, 1>(g, ua, ub, uo, n);
+          }
+          if constexpr (std::is_same_v<T, f16> && std::is_same_v<Out, T> && is_lane_wise_v<G>) {
+            if (so == 1 && fused2_f16(g, sa, sb, reinterpret_cast<const uint16_t*>(pa),
+                                      reinterpret_cast<const uint16_t*>(pb),
+                                      reinterpret_cast<uint16_t*>(po), n))
+              return;
+          }
+          C x[kChunk], y[kChunk];
+          for (int64_t i = 0; i < n; i += kChunk) {
+            const int64_t m = std::min(kChunk, n - i);
+            load_chunk(pa + i * sa, sa, x, m);
+            load_chunk(pb + i * sb, sb, y, m);
+            if constexpr (std::is_same_v<Out, T>) {
+              each2(g, x, y, m);
+              store_chunk(x, po + i * so, so, m);
+            } else {
+              Out* o = po + i * so;
+              for (int64_t j = 0; j < m; ++j) o[j * so] = Out(g(x[j], y[j]));
+            }
+          }
+        });
 }
 
 }  // namespace ember::cpu
