@@ -83,7 +83,7 @@ def test_sort_long_rows(device, dtype, n, descending, rng):
     """Rows of every length class (sorts change algorithm with length: the CPU sorts rows
     of up to 255 with x86-simd-sort's AVX-512 quicksort where it can, else ranks rows of
     up to 64 by counting and sorts up to 255 by comparisons, and longer ones by radix
-    passes; Metal sorts few rows of 2^14 or more by radix passes over the whole GPU, CUDA
+    passes, int64 and float64 too, as (key, position) pairs; Metal sorts few rows of 2^14 or more by radix passes over the whole GPU, CUDA
     few rows of 2^12 a row or more, here 20_000, by a device-wide radix sort each)."""
     if not require_dtype(device, dtype):
         return

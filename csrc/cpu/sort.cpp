@@ -158,33 +158,38 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
   if (!sorted) std::sort_heap(best.begin(), best.end());
 }
 
-// Sorts `a` (packed_rank integers) by key, positions kept
-// in their order among equal keys: LSD radix passes over the key's four bytes (stable
-// counting sorts), skipping a byte that every key shares (so 8- and 16-bit dtypes take
-// one or two passes).
-void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
+// Sorts `a` by the kBytes-byte key digit(v, b) gives byte b of, items with equal keys
+// kept in their order: LSD radix passes over the bytes (stable counting sorts), skipping
+// a byte that every key shares (so 8- and 16-bit dtypes take one or two passes, and
+// int64 ids of a small range a few).
+template <int kBytes, typename Item, typename Digit>
+void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
   const size_t n = a.size();
-  size_t count[4][256] = {};
-  for (const uint64_t v : a)
-    for (int b = 0; b < 4; ++b) ++count[b][(v >> (32 + 8 * b)) & 0xff];
+  size_t count[kBytes][256] = {};
+  for (const Item& v : a)
+    for (int b = 0; b < kBytes; ++b) ++count[b][digit(v, b)];
   tmp.resize(n);
-  uint64_t *src = a.data(), *dst = tmp.data();
-  for (int b = 0; b < 4; ++b) {
-    const int shift = 32 + 8 * b;
+  Item *src = a.data(), *dst = tmp.data();
+  for (int b = 0; b < kBytes; ++b) {
     size_t* c = count[b];
-    if (c[(src[0] >> shift) & 0xff] == n) continue;
+    if (c[digit(src[0], b)] == n) continue;
     for (size_t d = 0, sum = 0; d < 256; ++d) {
       const size_t t = c[d];
       c[d] = sum;
       sum += t;
     }
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t v = src[i];
-      dst[c[(v >> shift) & 0xff]++] = v;
+      const Item& v = src[i];
+      dst[c[digit(v, b)]++] = v;
     }
     std::swap(src, dst);
   }
   if (src != a.data()) a.swap(tmp);
+}
+
+// packed_rank integers: the key is the high 32 bits.
+void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
+  radix_sort<4>(a, tmp, [](uint64_t v, int b) { return (v >> (32 + 8 * b)) & 0xff; });
 }
 
 // Rows at least this long take the radix passes; shorter ones x86-simd-sort's AVX-512
@@ -233,10 +238,18 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
       return;
     }
   }
-  thread_local std::vector<std::pair<K, int64_t>> row;
+  // 64-bit keys: (key, position) pairs, the radix passes over the key's bytes (its sign
+  // bit flipped: unsigned order) for long rows, a comparison sort of short ones
+  thread_local std::vector<std::pair<K, int64_t>> row, tmp;
   row.resize(size_t(n));
   for (int64_t i = 0; i < n; ++i) row[size_t(i)] = {RankKey<T>::template of<kDesc>(x[i * stride]), i};
-  std::sort(row.begin(), row.end());
+  if (n >= kRadixMin)
+    radix_sort<sizeof(K)>(row, tmp, [](const std::pair<K, int64_t>& v, int b) {
+      using U = std::make_unsigned_t<K>;
+      return size_t((U(v.first) ^ (U(1) << (8 * sizeof(K) - 1))) >> (8 * b)) & 0xff;
+    });
+  else
+    std::sort(row.begin(), row.end());
   for (int64_t j = 0; j < n; ++j) {
     indices[j] = row[size_t(j)].second;
     values[j] = x[indices[j] * stride];
