@@ -301,3 +301,17 @@ def test_metal_topk_selects_without_sorting_rows(largest):
     order = np.argsort(-keys if largest else keys, axis=1, kind="stable")
     np.testing.assert_array_equal(r.indices.numpy(), order[:, :10])
     np.testing.assert_array_equal(r.values.numpy(), np.take_along_axis(x, order[:, :10], 1))
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "int64", "float64"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_one_long_row_is_stable(device, name, descending, rng):
+    """One row long enough that the CPU cuts its radix passes into parts moved by several
+    threads (past 2^16), with many ties and the special values: the stable order, as
+    numpy's stable argsort gives it, in both directions."""
+    if not require_dtype(device, name):
+        return
+    for kind in ("normal", "small"):
+        x = with_specials(rand_array(rng, (140_000,), name, kind), name, rng)
+        r = to_ember(x, name, device).sort(descending=descending)
+        check_sorted(r, x, -1, descending, name, device)

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <array>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -161,27 +163,62 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
 // Sorts `a` by the kBytes-byte key digit(v, b) gives byte b of, items with equal keys
 // kept in their order: LSD radix passes over the bytes (stable counting sorts), skipping
 // a byte that every key shares (so 8- and 16-bit dtypes take one or two passes, and
-// int64 ids of a small range a few).
+// int64 ids of a small range a few). A long row (one sorted alone, a 1-D sort) is cut in
+// parts that threads count and move in parallel: each part's items of one digit go after
+// those of the parts before it, so every pass stays stable.
+constexpr int64_t kRadixPart = 1 << 15;
+
 template <int kBytes, typename Item, typename Digit>
 void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
-  const size_t n = a.size();
-  size_t count[kBytes][256] = {};
-  for (const Item& v : a)
-    for (int b = 0; b < kBytes; ++b) ++count[b][digit(v, b)];
-  tmp.resize(n);
+  const int64_t n = int64_t(a.size());
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(4 * num_threads(), n / kRadixPart));
+  const int64_t per = (n + parts - 1) / parts;
+  // count[p][d]: part p's items of digit d in this pass, then where the next one goes
+  std::vector<std::array<size_t, 256>> count(static_cast<size_t>(parts));
+  std::array<std::array<size_t, 256>, kBytes> total{};
+  parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {  // every byte's counts, to skip
+    for (int64_t p = lo; p < hi; ++p) {
+      std::array<std::array<size_t, 256>, kBytes> c{};
+      for (int64_t i = p * per; i < std::min(n, (p + 1) * per); ++i)
+        for (int b = 0; b < kBytes; ++b) ++c[b][digit(a[size_t(i)], b)];
+      count[size_t(p)] = c[0];
+      static std::mutex mu;
+      std::lock_guard<std::mutex> lock(mu);
+      for (int b = 0; b < kBytes; ++b)
+        for (int d = 0; d < 256; ++d) total[b][d] += c[b][d];
+    }
+  });
+  tmp.resize(size_t(n));
   Item *src = a.data(), *dst = tmp.data();
-  for (int b = 0; b < kBytes; ++b) {
-    size_t* c = count[b];
-    if (c[digit(src[0], b)] == n) continue;
-    for (size_t d = 0, sum = 0; d < 256; ++d) {
-      const size_t t = c[d];
-      c[d] = sum;
-      sum += t;
+  bool counted = true;  // count[] holds this pass's byte (byte 0's, counted above)
+  for (int b = 0; b < kBytes; ++b, counted = false) {
+    if (total[b][digit(src[0], b)] == size_t(n)) continue;
+    if (!counted && parts > 1) {
+      parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          std::array<size_t, 256> c{};
+          for (int64_t i = p * per; i < std::min(n, (p + 1) * per); ++i) ++c[digit(src[i], b)];
+          count[size_t(p)] = c;
+        }
+      });
+    } else if (!counted) {
+      count[0] = total[b];
     }
-    for (size_t i = 0; i < n; ++i) {
-      const Item& v = src[i];
-      dst[c[digit(v, b)]++] = v;
-    }
+    for (size_t d = 0, sum = 0; d < 256; ++d)
+      for (int64_t p = 0; p < parts; ++p) {
+        const size_t t = count[size_t(p)][d];
+        count[size_t(p)][d] = sum;
+        sum += t;
+      }
+    parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        size_t* c = count[size_t(p)].data();
+        for (int64_t i = p * per; i < std::min(n, (p + 1) * per); ++i) {
+          const Item& v = src[i];
+          dst[c[digit(v, b)]++] = v;
+        }
+      }
+    });
     std::swap(src, dst);
   }
   if (src != a.data()) a.swap(tmp);
