@@ -48,12 +48,7 @@ bool transposed_copy(const B* in, const Layout& src, B* out, const Layout& dst) 
       const B* s = in + base[0] + r0;
       B* d = out + base[1] + r0 * ld;
       const int64_t n = std::min(kTransposeBlock, rows - r0);
-      if constexpr (sizeof(B) == 4)
-        transpose_u32(reinterpret_cast<const uint32_t*>(s), ls, reinterpret_cast<uint32_t*>(d), ld, n, cols);
-      else if constexpr (sizeof(B) == 2)
-        transpose_u16(reinterpret_cast<const uint16_t*>(s), ls, reinterpret_cast<uint16_t*>(d), ld, n, cols);
-      else
-        transpose_blocks(s, ls, d, ld, n, cols);
+      transpose_tile(s, ls, d, ld, n, cols);
     }
   });
   return true;

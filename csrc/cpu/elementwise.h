@@ -59,7 +59,7 @@ void map1(const In* in, const Layout& src, Out* out, const Layout& dst, F f) {
 }
 
 // The bits of a rows x cols transpose, dst[r * ld + c] = src[r + c * ls]: 4- and 2-byte
-// elements in registers (the copy's kernels), 1-byte ones by blocks.
+// elements in registers on AVX-512 CPUs, others by blocks.
 template <typename T>
 void transpose_tile(const T* src, int64_t ls, T* dst, int64_t ld, int64_t rows, int64_t cols) {
   if constexpr (sizeof(T) == 4)
@@ -93,7 +93,7 @@ bool staged2(const A* a, const Layout& la, const B* b, const Layout& lb, Out* ou
   const auto along = [&](size_t k) { return w.strides[k][nd - 1] == 1 || w.strides[k][nd - 1] == 0; };
   // 4- and 2-byte elements: their transposes run in registers; by blocks, 8-byte ones
   // staged took longer than the tiled walk
-  const bool a_fits = sizeof(A) <= 4, b_fits = sizeof(B) <= 4;
+  const bool a_fits = sizeof(A) == 4 || sizeof(A) == 2, b_fits = sizeof(B) == 4 || sizeof(B) == 2;
   const size_t t = a_fits && across(0) && along(1) ? 0 : b_fits && across(1) && along(0) ? 1 : 2;
   const int64_t rows = w.shape[nd - 2], cols = w.shape[nd - 1];
   if (t == 2 || rows < kTransposeBlock || cols < kTransposeBlock) return false;

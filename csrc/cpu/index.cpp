@@ -204,8 +204,10 @@ struct IdCheck {
 // their stores, none of the three assumed to alias another (the output is a new tensor),
 // so a group's loads need not wait for the previous group's stores.
 template <bool kBounded, typename T, typename I>
-__attribute__((always_inline)) inline void gather_run(const T* __restrict s, const I* __restrict i, T* __restrict d, int64_t n,
-                int64_t step, IdCheck<kBounded>& check) {
+__attribute__((always_inline)) inline void gather_run(const T* __restrict s,
+                                                      const I* __restrict i, T* __restrict d,
+                                                      int64_t n, int64_t step,
+                                                      IdCheck<kBounded>& check) {
   IdCheck<kBounded> c = check;  // in registers, not behind the stores
   int64_t k = 0;
   for (; k + 4 <= n; k += 4) {
@@ -258,26 +260,26 @@ void gather_ids(const CpuStorage& self, const Layout& src, int64_t dim, const Cp
             for (int64_t r = lo; r < hi; ++r, s += s_step, i += i_step)
               gather_run(s, i, o + r * len, len, step, check);
           } else {
-          // the row's coordinates in the outer dims, and its offsets in src and the ids
-          std::vector<int64_t> at(nd - 1);
-          int64_t s_off = base.offset(), i_off = ids_layout.offset();
-          for (size_t k = nd - 1, rest = size_t(lo); k-- > 0;) {
-            at[k] = int64_t(rest % size_t(out.shape()[k]));
-            rest /= size_t(out.shape()[k]);
-            s_off += at[k] * base_st[k];
-            i_off += at[k] * ids_layout.strides()[k];
-          }
-          for (int64_t r = lo; r < hi; ++r) {
-            gather_run(in + s_off, idp + i_off, o + r * len, len, step, check);
-            for (size_t k = nd - 1; k-- > 0;) {
-              s_off += base_st[k];
-              i_off += ids_layout.strides()[k];
-              if (++at[k] < out.shape()[k]) break;
-              s_off -= out.shape()[k] * base_st[k];
-              i_off -= out.shape()[k] * ids_layout.strides()[k];
-              at[k] = 0;
+            // the row's coordinates in the outer dims, and its offsets in src and the ids
+            std::vector<int64_t> at(nd - 1);
+            int64_t s_off = base.offset(), i_off = ids_layout.offset();
+            for (size_t k = nd - 1, rest = size_t(lo); k-- > 0;) {
+              at[k] = int64_t(rest % size_t(out.shape()[k]));
+              rest /= size_t(out.shape()[k]);
+              s_off += at[k] * base_st[k];
+              i_off += at[k] * ids_layout.strides()[k];
             }
-          }
+            for (int64_t r = lo; r < hi; ++r) {
+              gather_run(in + s_off, idp + i_off, o + r * len, len, step, check);
+              for (size_t k = nd - 1; k-- > 0;) {
+                s_off += base_st[k];
+                i_off += ids_layout.strides()[k];
+                if (++at[k] < out.shape()[k]) break;
+                s_off -= out.shape()[k] * base_st[k];
+                i_off -= out.shape()[k] * ids_layout.strides()[k];
+                at[k] = 0;
+              }
+            }
           }
           if constexpr (kBounded) {
             std::lock_guard<std::mutex> lock(mu);

@@ -3,10 +3,10 @@
 // equal values keep their order (stable) in both directions; radix passes for rows of
 // 32-bit keys. topk selects k per row instead of sorting the rows.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <mutex>
-#include <array>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -176,13 +176,13 @@ void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
   // count[p][d]: part p's items of digit d in this pass, then where the next one goes
   std::vector<std::array<size_t, 256>> count(static_cast<size_t>(parts));
   std::array<std::array<size_t, 256>, kBytes> total{};
+  std::mutex mu;
   parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {  // every byte's counts, to skip
     for (int64_t p = lo; p < hi; ++p) {
       std::array<std::array<size_t, 256>, kBytes> c{};
       for (int64_t i = p * per; i < std::min(n, (p + 1) * per); ++i)
         for (int b = 0; b < kBytes; ++b) ++c[b][digit(a[size_t(i)], b)];
       count[size_t(p)] = c[0];
-      static std::mutex mu;
       std::lock_guard<std::mutex> lock(mu);
       for (int b = 0; b < kBytes; ++b)
         for (int d = 0; d < 256; ++d) total[b][d] += c[b][d];
