@@ -129,6 +129,7 @@ def rows(n: int) -> list[Row]:
     add("add", "Python number", f16, {"a": (sq, "normal")}, {"*": "a + 1.5"}, 2 * nn)
     add("add", "sliced [:, ::2]", f16, {"a": (sq, "normal"), "b": (sq, "normal")},
         {"*": "a[:, ::2] + b[:, ::2]"}, 1.5 * nn)  # fmt: skip
+    add("add", "transposed", f16, {"a": (sq, "normal"), "b": (sq, "normal")}, {"*": "a.T + b"}, 3 * nn)
     add("where", "1-D", f16, {"a": ((nn,), "normal"), "b": ((nn,), "normal")},
         {"ember": "ember.where(a > 0, a, b)", "torch": "torch.where(a > 0, a, b)",
          "numpy": "np.where(a > 0, a, b)"}, 3.25 * nn)  # fmt: skip
@@ -290,6 +291,10 @@ def rows(n: int) -> list[Row]:
         {"*": "a.cumsum(0)", "numpy": "np.cumsum(a, axis=0)"}, 2 * nn)  # fmt: skip
     add("sort", "1-D", f32, {"a": ((nn // 16,), "normal")}, {"*": "a.sort(-1)", "numpy": "np.sort(a)"}, 0)
     add("sort", "rows", f32, {"a": ((n // 4, n), "normal")},
+        {"*": "a.sort(-1)", "numpy": "np.sort(a, axis=-1)"}, 0)  # fmt: skip
+    # 64-bit keys sort as (key, position) pairs, by their own radix passes
+    add("sort", "1-D", i64, {"a": ((nn // 4,), "normal")}, {"*": "a.sort(-1)", "numpy": "np.sort(a)"}, 0)
+    add("sort", "rows", i64, {"a": ((n // 4, n), "normal")},
         {"*": "a.sort(-1)", "numpy": "np.sort(a, axis=-1)"}, 0)  # fmt: skip
     add("argsort", "short rows (64)", f32, {"a": ((nn // 64, 64), "normal")},
         {"*": "a.argsort(-1)", "numpy": "np.argsort(a, axis=-1)"}, 0, exact=True)  # fmt: skip

@@ -224,9 +224,14 @@ void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
   if (src != a.data()) a.swap(tmp);
 }
 
-// packed_rank integers: the key is the high 32 bits.
+// packed_rank integers: the key is the high 32 bits. Digits are taken of the key less the
+// smallest key, so keys of a narrow range (ids, labels, small integers of either sign)
+// share their high bytes and skip those passes.
 void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
-  radix_sort<4>(a, tmp, [](uint64_t v, int b) { return (v >> (32 + 8 * b)) & 0xff; });
+  uint64_t lo = UINT64_MAX;
+  for (const uint64_t v : a) lo = v < lo ? v : lo;
+  const uint64_t bias = lo & ~uint64_t(0xffffffff);
+  radix_sort<4>(a, tmp, [bias](uint64_t v, int b) { return ((v - bias) >> (32 + 8 * b)) & 0xff; });
 }
 
 // Rows at least this long take the radix passes; shorter ones x86-simd-sort's AVX-512
@@ -257,7 +262,12 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
     if (n <= int64_t(UINT32_MAX)) {
       thread_local std::vector<uint64_t> a, tmp;
       a.resize(size_t(n));
-      for (int64_t i = 0; i < n; ++i) a[size_t(i)] = packed_rank<T, kDesc>(x[i * stride], i);
+      // (the workers reach this thread's buffers through pointers: by name, a thread_local
+      // in a lambda is the running thread's own)
+      uint64_t* ap = a.data();
+      parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {  // a 1-D sort's one row
+        for (int64_t i = lo; i < hi; ++i) ap[i] = packed_rank<T, kDesc>(x[i * stride], i);
+      });
       if (n >= kRadixMin) {
         radix_sort_keys(a, tmp);
       } else if (simd_sort_u64(a.data(), n)) {  // AVX-512: sorting networks in registers
@@ -268,10 +278,13 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
       } else {
         std::sort(a.begin(), a.end());
       }
-      for (int64_t j = 0; j < n; ++j) {
-        indices[j] = packed_position(a[size_t(j)]);
-        values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
-      }
+      const uint64_t* sorted = a.data();
+      parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
+        for (int64_t j = lo; j < hi; ++j) {
+          indices[j] = packed_position(sorted[j]);
+          values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
+        }
+      });
       return;
     }
   }
@@ -279,18 +292,30 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
   // bit flipped: unsigned order) for long rows, a comparison sort of short ones
   thread_local std::vector<std::pair<K, int64_t>> row, tmp;
   row.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) row[size_t(i)] = {RankKey<T>::template of<kDesc>(x[i * stride]), i};
-  if (n >= kRadixMin)
-    radix_sort<sizeof(K)>(row, tmp, [](const std::pair<K, int64_t>& v, int b) {
-      using U = std::make_unsigned_t<K>;
-      return size_t((U(v.first) ^ (U(1) << (8 * sizeof(K) - 1))) >> (8 * b)) & 0xff;
+  std::pair<K, int64_t>* rp = row.data();
+  parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) rp[i] = {RankKey<T>::template of<kDesc>(x[i * stride]), i};
+  });
+  if (n >= kRadixMin) {
+    // the keys as unsigned (sign bit flipped), less the smallest: a narrow range's high
+    // bytes are then shared and their passes skipped
+    using U = std::make_unsigned_t<K>;
+    constexpr U kSign = U(1) << (8 * sizeof(K) - 1);
+    U lo = std::numeric_limits<U>::max();
+    for (const auto& v : row) lo = (U(v.first) ^ kSign) < lo ? U(v.first) ^ kSign : lo;
+    radix_sort<sizeof(K)>(row, tmp, [lo](const std::pair<K, int64_t>& v, int b) {
+      return size_t(((U(v.first) ^ kSign) - lo) >> (8 * b)) & 0xff;
     });
-  else
+  } else {
     std::sort(row.begin(), row.end());
-  for (int64_t j = 0; j < n; ++j) {
-    indices[j] = row[size_t(j)].second;
-    values[j] = x[indices[j] * stride];
   }
+  const std::pair<K, int64_t>* sorted = row.data();
+  parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
+    for (int64_t j = lo; j < hi; ++j) {
+      indices[j] = sorted[j].second;
+      values[j] = x[indices[j] * stride];
+    }
+  });
 }
 
 }  // namespace
