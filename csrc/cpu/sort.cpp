@@ -251,6 +251,20 @@ EMBER_CPU_LEVELS(, , rank_sort_short, (const uint64_t* a, int64_t n, uint64_t* o
   }
 })
 
+// A sorted row's indices (position(j): the j-th smallest's) and values, the stored
+// elements themselves (NaN payloads, -0.0); split over threads where the row is sorted
+// alone (a 1-D sort), its reads at unpredictable positions.
+template <typename T, typename Position>
+void emit_sorted(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices,
+                 Position position) {
+  parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
+    for (int64_t j = lo; j < hi; ++j) {
+      indices[j] = position(j);
+      values[j] = x[indices[j] * stride];
+    }
+  });
+}
+
 // A stable sort of one row by RankKey (kDesc: descending): the keys and positions
 // sorted as one 64-bit integer each where the keys have 32 bits (radix passes, or
 // std::sort of short rows: the position makes every integer distinct, so any sort is
@@ -279,13 +293,8 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
         std::sort(a.begin(), a.end());
       }
       const uint64_t* sorted = a.data();
-      parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
-        for (int64_t j = lo; j < hi; ++j) {
-          indices[j] = packed_position(sorted[j]);
-          values[j] = x[indices[j] * stride];  // the stored element itself: NaN payloads, -0.0
-        }
-      });
-      return;
+      return emit_sorted(x, stride, n, values, indices,
+                         [sorted](int64_t j) { return packed_position(sorted[j]); });
     }
   }
   // 64-bit keys: (key, position) pairs, the radix passes over the key's bytes (its sign
@@ -310,12 +319,7 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
     std::sort(row.begin(), row.end());
   }
   const std::pair<K, int64_t>* sorted = row.data();
-  parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
-    for (int64_t j = lo; j < hi; ++j) {
-      indices[j] = sorted[j].second;
-      values[j] = x[indices[j] * stride];
-    }
-  });
+  emit_sorted(x, stride, n, values, indices, [sorted](int64_t j) { return sorted[j].second; });
 }
 
 }  // namespace
