@@ -294,6 +294,7 @@ def rows(n: int) -> list[Row]:
         {"*": "a.sort(-1)", "numpy": "np.sort(a, axis=-1)"}, 0)  # fmt: skip
     # 64-bit keys sort as (key, position) pairs, by their own radix passes
     add("sort", "1-D", i64, {"a": ((nn // 4,), "normal")}, {"*": "a.sort(-1)", "numpy": "np.sort(a)"}, 0)
+    add("sort", "1-D", "int32", {"a": ((nn // 4,), "normal")}, {"*": "a.sort(-1)", "numpy": "np.sort(a)"}, 0)
     add("sort", "rows", i64, {"a": ((n // 4, n), "normal")},
         {"*": "a.sort(-1)", "numpy": "np.sort(a, axis=-1)"}, 0)  # fmt: skip
     add("argsort", "short rows (64)", f32, {"a": ((nn // 64, 64), "normal")},
@@ -305,7 +306,7 @@ def rows(n: int) -> list[Row]:
     return out
 
 
-ITEM = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8}
+ITEM = {"float32": 4, "bfloat16": 2, "float16": 2, "int64": 8, "int32": 4}
 
 
 def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
@@ -322,6 +323,8 @@ def make_inputs(row: Row, rng) -> dict[str, np.ndarray]:
             arrays[name] = (rng.random(shape) * 100 + 1e-3).astype(np.float32)
         elif row.dtype == "int64":
             arrays[name] = rng.integers(-1000, 1000, shape).astype(np.int64)
+        elif row.dtype == "int32":  # the whole range: every byte of the key varies
+            arrays[name] = rng.integers(-(2**31), 2**31, shape, dtype=np.int32)
         elif row.dtype == "float16":
             arrays[name] = rng.standard_normal(shape).astype(np.float16)
         else:

@@ -40,10 +40,20 @@ def ref_argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return np.moveaxis(out.reshape(xm.shape), -1, axis)
 
 
-def with_specials(x: np.ndarray, name: str, rng) -> np.ndarray:
-    """x with NaN, +-inf, -0.0 and 0.0 in random places (floats only)."""
+def with_specials(x: np.ndarray, name: str, rng, kind: str) -> np.ndarray:
+    """x with NaN, +-inf, -0.0 and 0.0 in random places; integers drawn from their whole
+    range (kind "normal") with their type's extremes, 0 and 1 (the CPU gives integer
+    values back from their sort keys). Integers of kind "small" stay a narrow range."""
     if not is_float(name):
-        return x
+        if x.dtype == np.bool_ or kind != "normal":
+            return x
+        y = x.copy()
+        info = np.iinfo(y.dtype)
+        flat = y.reshape(-1)
+        picks = rng.choice(flat.size, size=min(flat.size, 6), replace=False)
+        for p, v in zip(picks, [info.min, info.max, 0, 1, info.max, info.min]):
+            flat[p] = v
+        return y
     y = x.astype(np.float64).copy()
     flat = y.reshape(-1)
     picks = rng.choice(flat.size, size=min(flat.size, 8), replace=False)
@@ -69,7 +79,7 @@ def test_sort_every_dim_and_layout(device, dtype, dim, descending, kind, rng):
     for layout in LAYOUTS:
         t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
         if layout == "contiguous":
-            x = with_specials(x, dtype, rng)
+            x = with_specials(x, dtype, rng, kind)
             t = to_ember(x, dtype, device)
         r = t.sort(dim, descending=descending)
         check_sorted(r, x, dim, descending, dtype, device)
@@ -88,7 +98,7 @@ def test_sort_long_rows(device, dtype, n, descending, rng):
     if not require_dtype(device, dtype):
         return
     for kind in ("normal", "small"):
-        x = with_specials(rand_array(rng, (3, n), dtype, kind), dtype, rng)
+        x = with_specials(rand_array(rng, (3, n), dtype, kind), dtype, rng, kind)
         r = to_ember(x, dtype, device).sort(descending=descending)
         check_sorted(r, x, -1, descending, dtype, device)
 
@@ -138,7 +148,7 @@ def test_topk(device, dtype, largest, dim, rng):
         for layout in ("contiguous", "transposed", "stepped"):
             t, x = make_view(rng, SHAPE, dtype, device, layout, kind)
             if layout == "contiguous":
-                x = with_specials(x, dtype, rng)
+                x = with_specials(x, dtype, rng, kind)
                 t = to_ember(x, dtype, device)
             size = x.shape[dim]
             idx = ref_argsort(x, dim, descending=largest)
@@ -312,6 +322,6 @@ def test_sort_one_long_row_is_stable(device, name, descending, rng):
     if not require_dtype(device, name):
         return
     for kind in ("normal", "small"):
-        x = with_specials(rand_array(rng, (140_000,), name, kind), name, rng)
+        x = with_specials(rand_array(rng, (140_000,), name, kind), name, rng, kind)
         r = to_ember(x, name, device).sort(descending=descending)
         check_sorted(r, x, -1, descending, name, device)

@@ -51,6 +51,18 @@ struct RankKey {
     }
     return kLargest ? K(~u) : u;
   }
+  // Integer keys are the values themselves, shifted: a sorted key gives its value back
+  // (float keys do not: -0.0 and NaN payloads share keys).
+  static constexpr bool kExact = !std::is_floating_point_v<C>;
+  template <bool kLargest>
+  static T value(K u) {
+    static_assert(kExact);
+    u = kLargest ? K(~u) : u;
+    if constexpr (std::is_unsigned_v<C> && sizeof(C) == sizeof(K))
+      return T(C(u) ^ (C(1) << (8 * sizeof(C) - 1)));
+    else
+      return T(u);
+  }
 };
 
 // A 32-bit key and a position below 2^32 as one integer whose unsigned order is the
@@ -63,8 +75,12 @@ uint64_t packed_rank(T x, int64_t i) {
 inline int64_t packed_position(uint64_t q) {
   return int64_t(q & 0xffffffffu);
 }
+template <typename T>
+typename RankKey<T>::K packed_key(uint64_t q) {
+  return typename RankKey<T>::K(uint32_t(q >> 32) ^ 0x80000000u);
+}
 
-void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp);
+void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp, uint64_t least);
 
 // best = the k best (smallest key, then position) of positions [lo, hi) of the row x
 // (stride apart), best first. Few (k * 64 <= the range's length): the k best so far are
@@ -86,10 +102,15 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
     // (key, position) packed in one 64-bit integer: half the bytes, one compare
     thread_local std::vector<uint64_t> packed;
     packed.resize(size_t(m));
-    for (int64_t i = lo; i < hi; ++i) packed[size_t(i - lo)] = packed_rank<T, kLargest>(x[i * stride], i);
+    uint64_t least = UINT64_MAX;
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint64_t q = packed_rank<T, kLargest>(x[i * stride], i);
+      packed[size_t(i - lo)] = q;
+      least = std::min(least, q);
+    }
     if (k * 8 > m && m >= 256) {
       thread_local std::vector<uint64_t> tmp;
-      radix_sort_keys(packed, tmp);  // positions in order among equal keys: built in order
+      radix_sort_keys(packed, tmp, least);  // positions in order among equal keys: built in order
     } else {
       if (k < m) std::nth_element(packed.begin(), packed.begin() + (k - 1), packed.end());
       std::sort(packed.begin(), packed.begin() + k);
@@ -211,11 +232,18 @@ void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
         sum += t;
       }
     parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+      // locals, not the captures: a store to dst could alias them, and each would be
+      // read again per item
+      const Item* const from = src;
+      Item* const to = dst;
+      const Digit dg = digit;
+      const int byte = b;
       for (int64_t p = lo; p < hi; ++p) {
         size_t* c = count[size_t(p)].data();
-        for (int64_t i = p * per; i < std::min(n, (p + 1) * per); ++i) {
-          const Item& v = src[i];
-          dst[c[digit(v, b)]++] = v;
+        const int64_t end = std::min(n, (p + 1) * per);
+        for (int64_t i = p * per; i < end; ++i) {
+          const Item v = from[i];
+          to[c[dg(v, byte)]++] = v;
         }
       }
     });
@@ -225,12 +253,11 @@ void radix_sort(std::vector<Item>& a, std::vector<Item>& tmp, Digit digit) {
 }
 
 // packed_rank integers: the key is the high 32 bits. Digits are taken of the key less the
-// smallest key, so keys of a narrow range (ids, labels, small integers of either sign)
-// share their high bytes and skip those passes.
-void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
-  uint64_t lo = UINT64_MAX;
-  for (const uint64_t v : a) lo = v < lo ? v : lo;
-  const uint64_t bias = lo & ~uint64_t(0xffffffff);
+// smallest key (`least`: the smallest integer, which its builder finds), so keys of a
+// narrow range (ids, labels, small integers of either sign) share their high bytes and
+// skip those passes.
+void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp, uint64_t least) {
+  const uint64_t bias = least & ~uint64_t(0xffffffff);
   radix_sort<4>(a, tmp, [bias](uint64_t v, int b) { return ((v - bias) >> (32 + 8 * b)) & 0xff; });
 }
 
@@ -251,18 +278,45 @@ EMBER_CPU_LEVELS(, , rank_sort_short, (const uint64_t* a, int64_t n, uint64_t* o
   }
 })
 
-// A sorted row's indices (position(j): the j-th smallest's) and values, the stored
-// elements themselves (NaN payloads, -0.0); split over threads where the row is sorted
-// alone (a 1-D sort), its reads at unpredictable positions.
-template <typename T, typename Position>
-void emit_sorted(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices,
-                 Position position) {
-  parallel_for(n, kParallelGrain / kRandomReadCost, [&](int64_t lo, int64_t hi) {
-    for (int64_t j = lo; j < hi; ++j) {
-      indices[j] = position(j);
-      values[j] = x[indices[j] * stride];
+// a[i] = make(i) for i < n, over threads where the row is sorted alone (a 1-D sort); the
+// least rank(a[i]), which the radix passes take digits above.
+template <typename U, typename Item, typename Make, typename Rank>
+U fill_least(Item* a, int64_t n, Make make, Rank rank) {
+  U least = std::numeric_limits<U>::max();
+  std::mutex mu;
+  parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
+    U m = std::numeric_limits<U>::max();
+    for (int64_t i = lo; i < hi; ++i) {
+      const Item v = make(i);
+      a[i] = v;
+      m = std::min(m, rank(v));
     }
+    std::lock_guard<std::mutex> lock(mu);
+    least = std::min(least, m);
   });
+  return least;
+}
+
+// A sorted row's indices and values from its sorted items: position(item) is the
+// element's position, key(item) its RankKey. Integer values come back from their keys
+// (RankKey::value); float values are read at their positions, the stored elements
+// themselves (NaN payloads, -0.0), at unpredictable places. Split over threads where the
+// row is sorted alone (a 1-D sort).
+template <typename T, bool kDesc, typename Item, typename Position, typename Key>
+void emit_sorted(const T* x, int64_t stride, const Item* sorted, int64_t n, T* values,
+                 int64_t* indices, Position position, Key key) {
+  constexpr bool kExact = RankKey<T>::kExact;
+  parallel_for(n, kExact ? kParallelGrain : kParallelGrain / kRandomReadCost,
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t j = lo; j < hi; ++j) {
+                   const int64_t i = position(sorted[j]);
+                   indices[j] = i;
+                   if constexpr (kExact)
+                     values[j] = RankKey<T>::template value<kDesc>(key(sorted[j]));
+                   else
+                     values[j] = x[i * stride];
+                 }
+               });
 }
 
 // A stable sort of one row by RankKey (kDesc: descending): the keys and positions
@@ -278,12 +332,11 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
       a.resize(size_t(n));
       // (the workers reach this thread's buffers through pointers: by name, a thread_local
       // in a lambda is the running thread's own)
-      uint64_t* ap = a.data();
-      parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {  // a 1-D sort's one row
-        for (int64_t i = lo; i < hi; ++i) ap[i] = packed_rank<T, kDesc>(x[i * stride], i);
-      });
+      const uint64_t least = fill_least<uint64_t>(
+          a.data(), n, [x, stride](int64_t i) { return packed_rank<T, kDesc>(x[i * stride], i); },
+          [](uint64_t q) { return q; });
       if (n >= kRadixMin) {
-        radix_sort_keys(a, tmp);
+        radix_sort_keys(a, tmp, least);
       } else if (simd_sort_u64(a.data(), n)) {  // AVX-512: sorting networks in registers
       } else if (n <= kRankMax) {
         tmp.resize(size_t(n));
@@ -292,34 +345,32 @@ void sort_row(const T* x, int64_t stride, int64_t n, T* values, int64_t* indices
       } else {
         std::sort(a.begin(), a.end());
       }
-      const uint64_t* sorted = a.data();
-      return emit_sorted(x, stride, n, values, indices,
-                         [sorted](int64_t j) { return packed_position(sorted[j]); });
+      return emit_sorted<T, kDesc>(x, stride, a.data(), n, values, indices, packed_position,
+                                   packed_key<T>);
     }
   }
   // 64-bit keys: (key, position) pairs, the radix passes over the key's bytes (its sign
   // bit flipped: unsigned order) for long rows, a comparison sort of short ones
-  thread_local std::vector<std::pair<K, int64_t>> row, tmp;
+  using Pair = std::pair<K, int64_t>;
+  using U = std::make_unsigned_t<K>;
+  constexpr U kSign = U(1) << (8 * sizeof(K) - 1);
+  thread_local std::vector<Pair> row, tmp;
   row.resize(size_t(n));
-  std::pair<K, int64_t>* rp = row.data();
-  parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) rp[i] = {RankKey<T>::template of<kDesc>(x[i * stride]), i};
-  });
+  const U least = fill_least<U>(
+      row.data(), n,
+      [x, stride](int64_t i) { return Pair{RankKey<T>::template of<kDesc>(x[i * stride]), i}; },
+      [](const Pair& v) { return U(v.first) ^ kSign; });
   if (n >= kRadixMin) {
     // the keys as unsigned (sign bit flipped), less the smallest: a narrow range's high
     // bytes are then shared and their passes skipped
-    using U = std::make_unsigned_t<K>;
-    constexpr U kSign = U(1) << (8 * sizeof(K) - 1);
-    U lo = std::numeric_limits<U>::max();
-    for (const auto& v : row) lo = (U(v.first) ^ kSign) < lo ? U(v.first) ^ kSign : lo;
-    radix_sort<sizeof(K)>(row, tmp, [lo](const std::pair<K, int64_t>& v, int b) {
-      return size_t(((U(v.first) ^ kSign) - lo) >> (8 * b)) & 0xff;
+    radix_sort<sizeof(K)>(row, tmp, [least](const Pair& v, int b) {
+      return size_t(((U(v.first) ^ kSign) - least) >> (8 * b)) & 0xff;
     });
   } else {
     std::sort(row.begin(), row.end());
   }
-  const std::pair<K, int64_t>* sorted = row.data();
-  emit_sorted(x, stride, n, values, indices, [sorted](int64_t j) { return sorted[j].second; });
+  emit_sorted<T, kDesc>(x, stride, row.data(), n, values, indices,
+                        [](const Pair& v) { return v.second; }, [](const Pair& v) { return v.first; });
 }
 
 }  // namespace
