@@ -705,6 +705,26 @@ def test_reductions_of_many_short_rows(device, n, rng):
     np.testing.assert_allclose(ember.tensor(y, device=device).norm(dim=1).numpy(), want, rtol=2e-6)
 
 
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_reductions_at_each_cpu_level(capability):
+    """EMBER_CPU_CAPABILITY caps the CPU kernels' level, so the AVX2 and baseline paths of
+    the row sums and max/min (short rows in registers, NaN anywhere) give the values the
+    tests above check, on a CPU that has more (a child interpreter; a CPU setting, so not
+    per device)."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
+         "-k", "(many_short_rows or dense_rows_find_nan or amax_amin or test_sum or norm) and cpu"],
+        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "deselected" in proc.stdout
+
+
 def test_arg_reductions_over_the_first_dim_with_nan(device):
     x = np.zeros((9, 600), np.float32)
     x[3, 10] = np.nan

@@ -659,6 +659,58 @@ EMBER_CPU_V4 float extreme_nan_v4(const float* x, int64_t n) {
   }
   return kMax ? _mm512_reduce_max_ps(a) : _mm512_reduce_min_ps(a);
 }
+
+// The lanes of 8 below n (all for n >= 8), for AVX2's masked loads.
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m256i lanes_below8(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(n, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// extreme_nan_v4 in AVX2 registers: four accumulators of 8 lanes (a row under 8 one
+// masked load, the missing lanes holding its first value), merged and reduced in
+// registers, so a short row never finishes through memory.
+template <bool kMax, typename V>
+EMBER_CPU_V3 __attribute__((always_inline)) inline V pick8(V acc, V x) {
+  if constexpr (sizeof(V) == 32) {
+    const __m256 m = kMax ? _mm256_max_ps(x, acc) : _mm256_min_ps(x, acc);
+    return _mm256_blendv_ps(m, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  } else {
+    const __m128 m = kMax ? _mm_max_ps(x, acc) : _mm_min_ps(x, acc);
+    return _mm_blendv_ps(m, x, _mm_cmpunord_ps(x, x));
+  }
+}
+
+template <bool kMax>
+EMBER_CPU_V3 float extreme_nan_v3(const float* x, int64_t n) {
+  __m256 a;
+  if (n < 8) {
+    const __m256i live = lanes_below8(n);
+    a = _mm256_blendv_ps(_mm256_set1_ps(x[0]), _mm256_maskload_ps(x, live),
+                         _mm256_castsi256_ps(live));
+  } else {
+    __m256 a0 = _mm256_loadu_ps(x), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 8;
+    if (n >= 32) {  // the first 32 start the four chains
+      a1 = _mm256_loadu_ps(x + 8), a2 = _mm256_loadu_ps(x + 16), a3 = _mm256_loadu_ps(x + 24);
+      i = 32;
+    }
+    for (; i + 32 <= n; i += 32) {
+      a0 = pick8<kMax>(a0, _mm256_loadu_ps(x + i));
+      a1 = pick8<kMax>(a1, _mm256_loadu_ps(x + i + 8));
+      a2 = pick8<kMax>(a2, _mm256_loadu_ps(x + i + 16));
+      a3 = pick8<kMax>(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    for (; i + 8 <= n; i += 8) a0 = pick8<kMax>(a0, _mm256_loadu_ps(x + i));
+    if (i < n)  // the last 8, overlapping: taking a value twice changes no max
+      a1 = pick8<kMax>(a1, _mm256_loadu_ps(x + n - 8));
+    a = pick8<kMax>(pick8<kMax>(a0, a1), pick8<kMax>(a2, a3));
+  }
+  // a NaN in any lane survives each pick
+  __m128 r = pick8<kMax>(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  r = pick8<kMax>(r, _mm_movehl_ps(r, r));
+  r = pick8<kMax>(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
 }  // namespace
 #endif
 
@@ -690,6 +742,33 @@ EMBER_CPU_V4 double sum_short_v4(const float* x, int64_t n) {
   }
   return double(_mm512_reduce_add_ps(s));
 }
+
+// sum_short_generic in AVX2 registers: its 16 lanes as two of 8 (the tail by masked
+// loads), joined in its order (lanes k and k + 8, then halves), so the same sums.
+template <bool kSquares>
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m256 add8(__m256 s, __m256 v) {
+  return kSquares ? _mm256_fmadd_ps(v, v, s) : _mm256_add_ps(s, v);
+}
+
+template <bool kSquares>
+EMBER_CPU_V3 double sum_short_v3(const float* x, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+  constexpr auto add = add8<kSquares>;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = add(s0, _mm256_loadu_ps(x + i));
+    s1 = add(s1, _mm256_loadu_ps(x + i + 8));
+  }
+  if (i < n) {
+    s0 = add(s0, _mm256_maskload_ps(x + i, lanes_below8(n - i)));
+    if (n - i > 8) s1 = add(s1, _mm256_maskload_ps(x + i + 8, lanes_below8(n - i - 8)));
+  }
+  const __m256 s = _mm256_add_ps(s0, s1);
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return double(_mm_cvtss_f32(r));
+}
 #endif
 }  // namespace
 
@@ -704,6 +783,7 @@ template <bool kSquares>
 double sum_short_f32(const float* x, int64_t n) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return sum_short_v4<kSquares>(x, n);
+  if (cpu_level() == 1) return sum_short_v3<kSquares>(x, n);
 #endif
   return kSquares ? sumsq_short_clones(x, n) : sum_short_clones(x, n);
 }
@@ -721,6 +801,7 @@ EMBER_TARGET_CLONES float min_nan_f32_clones(const float* x, int64_t n) {
 float max_nan_f32(const float* x, int64_t n) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return extreme_nan_v4<true>(x, n);
+  if (cpu_level() == 1) return extreme_nan_v3<true>(x, n);
 #endif
   return max_nan_f32_clones(x, n);
 }
@@ -728,6 +809,7 @@ float max_nan_f32(const float* x, int64_t n) {
 float min_nan_f32(const float* x, int64_t n) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return extreme_nan_v4<false>(x, n);
+  if (cpu_level() == 1) return extreme_nan_v3<false>(x, n);
 #endif
   return min_nan_f32_clones(x, n);
 }
