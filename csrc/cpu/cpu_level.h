@@ -39,4 +39,24 @@ inline int cpu_level() {
 inline int cpu_level() { return 0; }
 #endif
 
+// `ret name params body`, built for each level (AVX-512, AVX2+FMA, the baseline) from one
+// plain loop the compiler vectorises, the build called by cpu_level(): so
+// EMBER_CPU_CAPABILITY caps these as it caps the hand-written kernels (a loader-chosen
+// target_clones would not). args: params' names, in parentheses.
+#ifdef EMBER_CPU_X86
+#define EMBER_CPU_CLONES(ret, name, params, args, ...)             \
+  [[maybe_unused]] static ret name##_level0 params __VA_ARGS__      \
+  [[maybe_unused]] EMBER_CPU_V3 static ret name##_level1 params __VA_ARGS__ \
+  [[maybe_unused]] EMBER_CPU_V4 static ret name##_level2 params __VA_ARGS__ \
+  ret name params {                                                 \
+    switch (cpu_level()) {                                          \
+      case 2: return name##_level2 args;                            \
+      case 1: return name##_level1 args;                            \
+      default: return name##_level0 args;                           \
+    }                                                               \
+  }
+#else
+#define EMBER_CPU_CLONES(ret, name, params, args, ...) ret name params __VA_ARGS__
+#endif
+
 }  // namespace ember::cpu

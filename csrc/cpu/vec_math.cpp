@@ -13,17 +13,6 @@
 #define EMBER_F16C 1
 #endif
 
-// Built three times on x86-64 (x86-64-v4: AVX-512; x86-64-v3: AVX2+FMA; baseline); the
-// loader picks one.
-// Not under ThreadSanitizer: its instrumented ifunc resolvers run before its runtime is
-// set up and crash the module's load.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
-    !defined(__SANITIZE_THREAD__)
-#define EMBER_TARGET_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define EMBER_TARGET_CLONES
-#endif
 
 namespace ember::cpu {
 
@@ -481,9 +470,9 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
 }
 
 // name(x, y, n): y = fn(x) over a dense run, the AVX-512 kernel k16 on CPUs that have it,
-// else vf::fn's loop built per ISA level (target clones).
+// else vf::fn's loop built per ISA level (EMBER_CPU_CLONES).
 // name_f32 and name_bf16 (vec_math.h) of vf::fn, the AVX-512 kernel k16 on CPUs that have
-// it, else vf::fn's loop built per ISA level (target clones); bfloat16 runs elsewhere go
+// it, else vf::fn's loop built per ISA level (EMBER_CPU_CLONES); bfloat16 runs elsewhere go
 // through a float buffer in chunks.
 #ifdef EMBER_EXP16
 #define EMBER_V4_RUN(name, k16)                                                       \
@@ -508,9 +497,9 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
 #endif
 #define EMBER_RUN_F32(name, k16)                                                           \
   namespace {                                                                              \
-  EMBER_TARGET_CLONES void name##_clones(const float* x, float* y, int64_t n) {            \
+  EMBER_CPU_CLONES(void, name##_clones, (const float* x, float* y, int64_t n), (x, y, n), {  \
     for (int64_t i = 0; i < n; ++i) y[i] = vf::name(x[i]);                                 \
-  }                                                                                        \
+  })                                                                                       \
   EMBER_V4_RUN(name, k16)                                                                  \
   }                                                                                        \
   void name##_f32(const float* x, float* y, int64_t n) {                                   \
@@ -538,7 +527,7 @@ EMBER_RUN_F32(log, log16)
 #undef EMBER_V4_PICK
 #undef EMBER_V4_PICK_BF16
 
-EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
+EMBER_CPU_CLONES(double, sum_f32, (const float* x, int64_t n), (x, n), {
   // Whole blocks of four quarters of the run side by side (see full_block_sums), then the rest.
   const int64_t quarter = n >= kStreamMin ? n / 4 / kBlock * kBlock : 0;
   double t[4] = {0, 0, 0, 0};
@@ -551,7 +540,7 @@ EMBER_TARGET_CLONES double sum_f32(const float* x, int64_t n) {
   for (int64_t i = 4 * quarter; i < n; i += kBlock)
     total += block_sum(x + i, std::min(kBlock, n - i));
   return total;
-}
+})
 
 // The sum of value(i) over i < n: float lanes per block of kBlock, blocks in double.
 template <typename Value>
@@ -572,15 +561,15 @@ __attribute__((always_inline)) inline double lane_block_sum(int64_t n, Value val
 }
 
 // a bfloat16 is a float32's top half, widened by a shift
-EMBER_TARGET_CLONES double sum_bf16(const uint16_t* x, int64_t n) {
+EMBER_CPU_CLONES(double, sum_bf16, (const uint16_t* x, int64_t n), (x, n), {
   return lane_block_sum(n, [x](int64_t i) { return bf16::to_float(x[i]); });
-}
+})
 
-EMBER_TARGET_CLONES double sumsq_f32(const float* x, int64_t n) {
+EMBER_CPU_CLONES(double, sumsq_f32, (const float* x, int64_t n), (x, n), {
   return lane_block_sum(n, [x](int64_t i) { return x[i] * x[i]; });
-}
+})
 
-EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {
+EMBER_CPU_CLONES(float, max_f32, (const float* x, int64_t n), (x, n), {
   float acc[kLanes];
   for (int k = 0; k < kLanes; ++k) acc[k] = -INFINITY;
   int64_t i = 0;
@@ -590,7 +579,7 @@ EMBER_TARGET_CLONES float max_f32(const float* x, int64_t n) {
   for (int w = kLanes / 2; w >= 1; w /= 2)
     for (int k = 0; k < w; ++k) acc[k] = acc[k + w] > acc[k] ? acc[k + w] : acc[k];
   return acc[0];
-}
+})
 
 namespace {
 // Lanes that keep a NaN once they hold one: x wins when it is better or is NaN.
@@ -772,12 +761,12 @@ EMBER_CPU_V3 double sum_short_v3(const float* x, int64_t n) {
 #endif
 }  // namespace
 
-EMBER_TARGET_CLONES double sum_short_clones(const float* x, int64_t n) {
+EMBER_CPU_CLONES(double, sum_short_clones, (const float* x, int64_t n), (x, n), {
   return sum_short_generic<false>(x, n);
-}
-EMBER_TARGET_CLONES double sumsq_short_clones(const float* x, int64_t n) {
+})
+EMBER_CPU_CLONES(double, sumsq_short_clones, (const float* x, int64_t n), (x, n), {
   return sum_short_generic<true>(x, n);
-}
+})
 
 template <bool kSquares>
 double sum_short_f32(const float* x, int64_t n) {
@@ -790,13 +779,13 @@ double sum_short_f32(const float* x, int64_t n) {
 template double sum_short_f32<false>(const float* x, int64_t n);
 template double sum_short_f32<true>(const float* x, int64_t n);
 
-EMBER_TARGET_CLONES float max_nan_f32_clones(const float* x, int64_t n) {
+EMBER_CPU_CLONES(float, max_nan_f32_clones, (const float* x, int64_t n), (x, n), {
   return extreme_nan<true>(x, n);
-}
+})
 
-EMBER_TARGET_CLONES float min_nan_f32_clones(const float* x, int64_t n) {
+EMBER_CPU_CLONES(float, min_nan_f32_clones, (const float* x, int64_t n), (x, n), {
   return extreme_nan<false>(x, n);
-}
+})
 
 float max_nan_f32(const float* x, int64_t n) {
 #ifdef EMBER_EXP16
@@ -825,8 +814,7 @@ float extreme_f32<false>(const float* x, int64_t n) {
 
 namespace {
 
-EMBER_TARGET_CLONES double exp_shift_sum_clones(const float* x, float shift, float* y,
-                                                int64_t n) {
+EMBER_CPU_CLONES(double, exp_shift_sum_clones, (const float* x, float shift, float* y, int64_t n), (x, shift, y, n), {
   double total = 0;
   for (int64_t i = 0; i < n; i += kBlock) {
     const int64_t m = std::min(kBlock, n - i);
@@ -834,7 +822,7 @@ EMBER_TARGET_CLONES double exp_shift_sum_clones(const float* x, float shift, flo
     total += block_sum(y + i, m);  // the block is still in L1
   }
   return total;
-}
+})
 
 #ifdef EMBER_EXP16
 EMBER_CPU_V4 double exp_shift_sum_v4(const float* x, float shift, float* y, int64_t n) {
@@ -857,8 +845,7 @@ double exp_shift_sum_f32(const float* x, float shift, float* y, int64_t n) {
   return exp_shift_sum_clones(x, shift, y, n);
 }
 
-EMBER_TARGET_CLONES void softmax_cols_f32(const float* x, int64_t n, int64_t stride, int64_t m,
-                                          bool log, float* y) {
+EMBER_CPU_CLONES(void, softmax_cols_f32, (const float* x, int64_t n, int64_t stride, int64_t m, bool log, float* y), (x, n, stride, m, log, y), {
   float mx[kSoftCols], r[kSoftCols], part[kSoftCols];
   double total[kSoftCols];
   for (int64_t j = 0; j < kSoftCols; ++j) mx[j] = -INFINITY, total[j] = 0;
@@ -902,24 +889,24 @@ EMBER_TARGET_CLONES void softmax_cols_f32(const float* x, int64_t n, int64_t str
         if (j < m) out[j] *= r[j];
     }
   }
-}
+})
 
-EMBER_TARGET_CLONES void scale_f32(const float* x, float s, float* y, int64_t n) {
+EMBER_CPU_CLONES(void, scale_f32, (const float* x, float s, float* y, int64_t n), (x, s, y, n), {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
-}
+})
 
-EMBER_TARGET_CLONES void sub2_f32(const float* x, float a, float b, float* y, int64_t n) {
+EMBER_CPU_CLONES(void, sub2_f32, (const float* x, float a, float b, float* y, int64_t n), (x, a, b, y, n), {
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - a) - b;
-}
+})
 
-EMBER_TARGET_CLONES void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
+EMBER_CPU_CLONES(void, bf16_to_f32, (const uint16_t* x, float* y, int64_t n), (x, y, n), {
   for (int64_t i = 0; i < n; ++i) y[i] = bf16::to_float(x[i]);
-}
+})
 
 namespace {
-EMBER_TARGET_CLONES void f32_to_bf16_clones(const float* x, uint16_t* y, int64_t n) {
+EMBER_CPU_CLONES(void, f32_to_bf16_clones, (const float* x, uint16_t* y, int64_t n), (x, y, n), {
   for (int64_t i = 0; i < n; ++i) y[i] = bf16::from_float(x[i]);
-}
+})
 }  // namespace
 
 void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
@@ -929,7 +916,7 @@ void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
   f32_to_bf16_clones(x, y, n);
 }
 
-EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
+EMBER_CPU_CLONES(void, minmax_i64, (const int64_t* x, int64_t n, int64_t* lo, int64_t* hi), (x, n, lo, hi), {
   // eight lanes each way: vpminsq/vpmaxsq (or compares and blends) in the wide clones
   constexpr int kW = 8;
   int64_t a[kW], b[kW];
@@ -948,7 +935,7 @@ EMBER_TARGET_CLONES void minmax_i64(const int64_t* x, int64_t n, int64_t* lo, in
     *lo = a[k] < *lo ? a[k] : *lo;
     *hi = b[k] > *hi ? b[k] : *hi;
   }
-}
+})
 
 #if defined(EMBER_F16C)
 namespace {
@@ -1021,20 +1008,29 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f16::from_float(x[i]);
 }
 
-EMBER_TARGET_CLONES void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
+namespace {
+EMBER_CPU_CLONES(void, transpose_u32_blocks,
+                 (const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows, int64_t cols),
+                 (src, ls, dst, ld, rows, cols), { transpose_blocks(src, ls, dst, ld, rows, cols); })
+EMBER_CPU_CLONES(void, transpose_u16_blocks,
+                 (const uint16_t* src, int64_t ls, uint16_t* dst, int64_t ld, int64_t rows, int64_t cols),
+                 (src, ls, dst, ld, rows, cols), { transpose_blocks(src, ls, dst, ld, rows, cols); })
+}  // namespace
+
+void transpose_u32(const uint32_t* src, int64_t ls, uint32_t* dst, int64_t ld, int64_t rows,
                    int64_t cols) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return transpose_v4(src, ls, dst, ld, rows, cols);
 #endif
-  transpose_blocks(src, ls, dst, ld, rows, cols);
+  transpose_u32_blocks(src, ls, dst, ld, rows, cols);
 }
 
-EMBER_TARGET_CLONES void transpose_u16(const uint16_t* src, int64_t ls, uint16_t* dst, int64_t ld,
-                                       int64_t rows, int64_t cols) {
+void transpose_u16(const uint16_t* src, int64_t ls, uint16_t* dst, int64_t ld, int64_t rows,
+                   int64_t cols) {
 #ifdef EMBER_EXP16
   if (cpu_level() == 2) return transpose_v4(src, ls, dst, ld, rows, cols);
 #endif
-  transpose_blocks(src, ls, dst, ld, rows, cols);
+  transpose_u16_blocks(src, ls, dst, ld, rows, cols);
 }
 
 int64_t find_f32(const float* x, int64_t n, float v) {
