@@ -387,6 +387,98 @@ EMBER_RUN16_BF16(EMBER_CPU_V4, run16_bf16, bf16_round16)
 EMBER_RUN16_BF16(EMBER_CPU_V4BF16, run16_bf16_insn, bf16_round16_insn)
 #undef EMBER_RUN16_BF16
 
+// ---- AVX2 (x86-64-v3) twins of the kernels above, for CPUs without AVX-512: 8 lanes,
+// the tails by masked loads and stores, 2^n built from exponent bits (no vscalefps).
+
+// The lanes of 8 below m (all for m >= 8).
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m256i live8(int64_t m) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(m, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// gelu16 on 8 lanes, the same polynomials and steps; exp(-a^2) = e^{s/2} 2^n with 2^n
+// (n in [-152, 0]) as two normal factors, as vf::gelu takes it.
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m256 gelu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f), magic = _mm256_set1_ps(kRoundMagic);
+  const __m256 xm = _mm256_max_ps(_mm256_set1_ps(-14.5f), x);  // NaN: its second operand, x
+  const __m256 v = _mm256_min_ps(_mm256_set1_ps(14.5f), xm);
+  const __m256 nh = _mm256_fnmadd_ps(v, v, _mm256_setzero_ps());  // -v^2 = nh + nl exactly
+  const __m256 nl = _mm256_fnmsub_ps(v, v, nh);
+  const __m256 tn = _mm256_fmadd_ps(nh, _mm256_set1_ps(vf::kGeluLog2e), magic);
+  const __m256 n = _mm256_sub_ps(tn, magic);
+  __m256 s = _mm256_fnmadd_ps(n, _mm256_set1_ps(vf::kGeluLn2Hi), nh);
+  s = _mm256_fnmadd_ps(n, _mm256_set1_ps(vf::kGeluLn2Lo), s);
+  s = _mm256_add_ps(s, nl);
+  __m256 p = _mm256_set1_ps(vf::kGeluExp[0]);  // e^{s/2}
+  for (int k = 1; k < 7; ++k) p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(vf::kGeluExp[k]));
+  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(tn), _mm256_castps_si256(magic));
+  const __m256i half = _mm256_srai_epi32(ni, 1), bias = _mm256_set1_epi32(127);
+  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  const __m256 f2 = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), bias), 23));
+  const __m256 ex = _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);  // exp(-a^2)
+  const __m256 av = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(av, _mm256_set1_ps(0.3f), one));
+  __m256 q = _mm256_set1_ps(vf::kGeluQ[0]);
+  for (int k = 1; k < 9; ++k) q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(vf::kGeluQ[k]));
+  const __m256 m = _mm256_mul_ps(_mm256_mul_ps(v, q), ex);  // x erfc(a) / 2
+  const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
+  return _mm256_blendv_ps(m, _mm256_sub_ps(xm, m), pos);
+}
+
+template <typename F>
+EMBER_CPU_V3 __attribute__((always_inline)) inline void run8(const float* x, float* y, int64_t n,
+                                                             F f) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {  // two vectors at a time: the kernels are long chains
+    const __m256 a = f(_mm256_loadu_ps(x + i)), b = f(_mm256_loadu_ps(x + i + 8));
+    _mm256_storeu_ps(y + i, a);
+    _mm256_storeu_ps(y + i + 8, b);
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i m = live8(n - i);
+    _mm256_maskstore_ps(y + i, m, f(_mm256_maskload_ps(x + i, m)));
+  }
+}
+
+// 8 bfloat16 (bits) widened to float32, and 8 float32 rounded as bf16_round16 rounds.
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m256 bf16_load8(__m128i h) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+EMBER_CPU_V3 __attribute__((always_inline)) inline __m128i bf16_round8(__m256 v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  r = _mm256_blendv_epi8(r, quiet, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  // 32-bit lanes of at most 0xffff to 16 bits: pack the halves (unsigned saturation keeps them)
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+template <typename F>
+EMBER_CPU_V3 __attribute__((always_inline)) inline void run8_bf16(const uint16_t* x, uint16_t* y,
+                                                                  int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     bf16_round8(f(bf16_load8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))))));
+  if (i < n) {  // the tail through a buffer of 8 (no 16-bit masked moves in AVX2)
+    alignas(16) uint16_t in[8] = {}, out[8];
+    std::memcpy(in, x + i, size_t(n - i) * 2);
+    _mm_store_si128(reinterpret_cast<__m128i*>(out),
+                    bf16_round8(f(bf16_load8(_mm_load_si128(reinterpret_cast<const __m128i*>(in))))));
+    std::memcpy(y + i, out, size_t(n - i) * 2);
+  }
+}
+
+EMBER_CPU_V3 void gelu_f32_v3(const float* x, float* y, int64_t n) {
+  run8(x, y, n, [](__m256 v) EMBER_CPU_V3 { return gelu8(v); });
+}
+EMBER_CPU_V3 void gelu_bf16_v3(const uint16_t* x, uint16_t* y, int64_t n) {
+  run8_bf16(x, y, n, [](__m256 v) EMBER_CPU_V3 { return gelu8(v); });
+}
+
 EMBER_CPU_V4BF16 void f32_to_bf16_insn(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
@@ -487,15 +579,20 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
   }
 #define EMBER_V4_PICK(name, kind) \
   if (cpu_level() == 2) return name##_##kind##_v4(x, y, n);
+// the AVX2 kernels of those that have one (gelu)
+#define EMBER_V3_PICK(name, kind) \
+  if (cpu_level() == 1) return name##_##kind##_v3(x, y, n);
 #define EMBER_V4_PICK_BF16(name)                                                      \
   if (cpu_level() == 2 && has_bf16_insn()) return name##_bf16_v4bf(x, y, n);          \
   EMBER_V4_PICK(name, bf16)
 #else
+#define EMBER_V3_PICK(name, kind)
 #define EMBER_V4_RUN(name, k16)
 #define EMBER_V4_PICK(name, kind)
 #define EMBER_V4_PICK_BF16(name)
 #endif
-#define EMBER_RUN_F32(name, k16)                                                           \
+#define EMBER_NO_PICK(name, kind)
+#define EMBER_RUN_F32(name, k16, v3)                                                       \
   namespace {                                                                              \
   EMBER_CPU_CLONES(void, name##_clones, (const float* x, float* y, int64_t n), (x, y, n), {  \
     for (int64_t i = 0; i < n; ++i) y[i] = vf::name(x[i]);                                 \
@@ -504,10 +601,12 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
   }                                                                                        \
   void name##_f32(const float* x, float* y, int64_t n) {                                   \
     EMBER_V4_PICK(name, f32)                                                               \
+    v3(name, f32)                                                                          \
     name##_clones(x, y, n);                                                                \
   }                                                                                        \
   void name##_bf16(const uint16_t* x, uint16_t* y, int64_t n) {                            \
     EMBER_V4_PICK_BF16(name)                                                               \
+    v3(name, bf16)                                                                         \
     float buf[512];                                                                        \
     for (int64_t i = 0; i < n; i += 512) {                                                 \
       const int64_t m = std::min<int64_t>(512, n - i);                                     \
@@ -517,12 +616,14 @@ void softmax_dense_f32(const float* x, float* y, int64_t n) {
     }                                                                                      \
   }
 
-EMBER_RUN_F32(exp, exp16)
-EMBER_RUN_F32(gelu, gelu16)
-EMBER_RUN_F32(tanh, tanh16)
-EMBER_RUN_F32(erf, erf16)
-EMBER_RUN_F32(log, log16)
+EMBER_RUN_F32(exp, exp16, EMBER_NO_PICK)
+EMBER_RUN_F32(gelu, gelu16, EMBER_V3_PICK)
+EMBER_RUN_F32(tanh, tanh16, EMBER_NO_PICK)
+EMBER_RUN_F32(erf, erf16, EMBER_NO_PICK)
+EMBER_RUN_F32(log, log16, EMBER_NO_PICK)
 #undef EMBER_RUN_F32
+#undef EMBER_NO_PICK
+#undef EMBER_V3_PICK
 #undef EMBER_V4_RUN
 #undef EMBER_V4_PICK
 #undef EMBER_V4_PICK_BF16
