@@ -381,3 +381,19 @@ for label, code in json.loads(sys.stdin.read()):
         print("DONE\t%s\tNone\tFalse\t" % label, flush=True)
 print("ALL-DONE", flush=True)
 """
+
+
+def pytest_at_cpu_level(capability: str, files: list[str], select: str) -> None:
+    """Runs the tests of `files` that `select` (-k) picks in a child interpreter whose CPU
+    kernels are capped at `capability` (EMBER_CPU_CAPABILITY: "avx2" or "default"), so a
+    lower level's kernels meet the same checks on a CPU that has more. Asserts they ran
+    and passed."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         *[os.path.join(here, f) for f in files], "-k", select],
+        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "deselected" in proc.stdout

@@ -4,7 +4,6 @@ comparisons; where; unary; clamp. Every dtype, every layout."""
 from __future__ import annotations
 
 import operator
-import os
 
 import ember
 import numpy as np
@@ -23,6 +22,7 @@ from helpers import (
     gelu_ref,
     is_float,
     make_view,
+    pytest_at_cpu_level,
     rand_array,
     require_dtype,
     rounded,
@@ -957,19 +957,8 @@ def test_half_types_arithmetic_at_every_run_length(device, name, rng):
 def test_half_types_at_each_cpu_level(capability):
     """EMBER_CPU_CAPABILITY caps the level of the CPU kernels picked at run time, so the
     AVX2 and baseline paths of the 16-bit floats' arithmetic and conversions give the same
-    values as the tests above on a CPU that has more (run in a child interpreter; a CPU
-    setting, so not per device)."""
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         __file__, "-k", "half_types and not at_each_cpu_level and cpu"],
-        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert " passed" in proc.stdout and "deselected" in proc.stdout
+    values as the tests above on a CPU that has more (a CPU setting, so not per device)."""
+    pytest_at_cpu_level(capability, ["test_elementwise.py"], "half_types and not at_each_cpu_level and cpu")
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "int64", "uint8"])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ember
+from helpers import pytest_at_cpu_level
 
 
 def round_bf16(x: np.ndarray) -> np.ndarray:
@@ -188,22 +189,7 @@ def test_half_float_math_is_the_float32_function_rounded_once(device, op, name):
 
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_float_math_at_each_cpu_level(capability):
-    """EMBER_CPU_CAPABILITY caps the CPU kernels' level, so the AVX2 kernels (gelu's) and
-    the loops built per level give the values the math tests check, ulps and specials
-    included, on a CPU that has more (a child interpreter; a CPU setting, not per device)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    here = Path(__file__).parent
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         str(here / "test_half_kernels.py"), str(here / "test_numeric_edges.py"),
-         "-k", "cpu and not at_each_cpu_level"],
-        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert " passed" in proc.stdout
-
+    """The AVX2 kernels (gelu's) and the loops built per level give the values the math
+    tests check, ulps and specials included (a CPU setting, not per device)."""
+    pytest_at_cpu_level(capability, ["test_half_kernels.py", "test_numeric_edges.py"],
+                        "cpu and not at_each_cpu_level")

@@ -14,6 +14,7 @@ from helpers import (
     check_exact,
     edtype,
     make_view,
+    pytest_at_cpu_level,
     rand_array,
     require_dtype,
     rounded,
@@ -707,22 +708,10 @@ def test_reductions_of_many_short_rows(device, n, rng):
 
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_reductions_at_each_cpu_level(capability):
-    """EMBER_CPU_CAPABILITY caps the CPU kernels' level, so the AVX2 and baseline paths of
-    the row sums and max/min (short rows in registers, NaN anywhere) give the values the
-    tests above check, on a CPU that has more (a child interpreter; a CPU setting, so not
-    per device)."""
-    import os
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", __file__,
-         "-k", "(many_short_rows or dense_rows_find_nan or amax_amin or test_sum or norm) and cpu"],
-        env={**os.environ, "EMBER_CPU_CAPABILITY": capability},
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert " passed" in proc.stdout and "deselected" in proc.stdout
+    """The AVX2 and baseline paths of the row sums and max/min (short rows in registers,
+    NaN anywhere) give the values the tests above check (a CPU setting, not per device)."""
+    pytest_at_cpu_level(capability, ["test_reduce.py"],
+                        "(many_short_rows or dense_rows_find_nan or amax_amin or test_sum or norm) and cpu")
 
 
 def test_arg_reductions_over_the_first_dim_with_nan(device):

@@ -750,12 +750,6 @@ EMBER_CPU_V4 float extreme_nan_v4(const float* x, int64_t n) {
   return kMax ? _mm512_reduce_max_ps(a) : _mm512_reduce_min_ps(a);
 }
 
-// The lanes of 8 below n (all for n >= 8), for AVX2's masked loads.
-EMBER_CPU_V3 __attribute__((always_inline)) inline __m256i lanes_below8(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(n, 8))),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 // extreme_nan_v4 in AVX2 registers: four accumulators of 8 lanes (a row under 8 one
 // masked load, the missing lanes holding its first value), merged and reduced in
 // registers, so a short row never finishes through memory.
@@ -774,7 +768,7 @@ template <bool kMax>
 EMBER_CPU_V3 float extreme_nan_v3(const float* x, int64_t n) {
   __m256 a;
   if (n < 8) {
-    const __m256i live = lanes_below8(n);
+    const __m256i live = live8(n);
     a = _mm256_blendv_ps(_mm256_set1_ps(x[0]), _mm256_maskload_ps(x, live),
                          _mm256_castsi256_ps(live));
   } else {
@@ -850,8 +844,8 @@ EMBER_CPU_V3 double sum_short_v3(const float* x, int64_t n) {
     s1 = add(s1, _mm256_loadu_ps(x + i + 8));
   }
   if (i < n) {
-    s0 = add(s0, _mm256_maskload_ps(x + i, lanes_below8(n - i)));
-    if (n - i > 8) s1 = add(s1, _mm256_maskload_ps(x + i + 8, lanes_below8(n - i - 8)));
+    s0 = add(s0, _mm256_maskload_ps(x + i, live8(n - i)));
+    if (n - i > 8) s1 = add(s1, _mm256_maskload_ps(x + i + 8, live8(n - i - 8)));
   }
   const __m256 s = _mm256_add_ps(s0, s1);
   __m128 r = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
