@@ -39,24 +39,30 @@ inline int cpu_level() {
 inline int cpu_level() { return 0; }
 #endif
 
-// `ret name params body`, built for each level (AVX-512, AVX2+FMA, the baseline) from one
-// plain loop the compiler vectorises, the build called by cpu_level(): so
+// One body built for each level (AVX-512, AVX2+FMA, the baseline), for the compiler to
+// vectorise, and a function `name` that calls the build cpu_level() picks: so
 // EMBER_CPU_CAPABILITY caps these as it caps the hand-written kernels (a loader-chosen
-// target_clones would not). args: params' names, in parentheses.
-#ifdef EMBER_CPU_X86
-#define EMBER_CPU_CLONES(ret, name, params, args, ...)             \
-  [[maybe_unused]] static ret name##_level0 params __VA_ARGS__      \
-  [[maybe_unused]] EMBER_CPU_V3 static ret name##_level1 params __VA_ARGS__ \
-  [[maybe_unused]] EMBER_CPU_V4 static ret name##_level2 params __VA_ARGS__ \
-  ret name params {                                                 \
-    switch (cpu_level()) {                                          \
-      case 2: return name##_level2 args;                            \
-      case 1: return name##_level1 args;                            \
-      default: return name##_level0 args;                           \
-    }                                                               \
+// target_clones would not). Defines name_base, name_v3 and name_v4 and name(...);
+// Tmpl: a template head or nothing; targs: the template arguments the call passes on
+// where they are not deduced; args: params' names, in parentheses; the body last.
+#define EMBER_COMMA ,
+#define EMBER_UNPAREN(...) __VA_ARGS__
+// (Tmpl and targs come in parentheses: a comma in them stays inside one argument.)
+#define EMBER_CPU_LEVELS_RET(Tmpl, targs, ret, name, params, args, ...) \
+  EMBER_UNPAREN Tmpl ret name##_base params __VA_ARGS__                \
+  EMBER_UNPAREN Tmpl EMBER_CPU_V3 ret name##_v3 params __VA_ARGS__     \
+  EMBER_UNPAREN Tmpl EMBER_CPU_V4 ret name##_v4 params __VA_ARGS__     \
+  EMBER_UNPAREN Tmpl ret name params {                                 \
+    switch (cpu_level()) {                                             \
+      case 2: return name##_v4 EMBER_UNPAREN targs args;               \
+      case 1: return name##_v3 EMBER_UNPAREN targs args;               \
+      default: return name##_base EMBER_UNPAREN targs args;            \
+    }                                                                  \
   }
-#else
-#define EMBER_CPU_CLONES(ret, name, params, args, ...) ret name params __VA_ARGS__
-#endif
+// ... returning void (the op loops), and a plain function returning ret.
+#define EMBER_CPU_LEVELS(Tmpl, targs, name, params, args, ...) \
+  EMBER_CPU_LEVELS_RET((Tmpl), (targs), void, name, params, args, __VA_ARGS__)
+#define EMBER_CPU_CLONES(ret, name, params, args, ...) \
+  EMBER_CPU_LEVELS_RET((), (), ret, name, params, args, __VA_ARGS__)
 
 }  // namespace ember::cpu

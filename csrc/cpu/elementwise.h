@@ -192,23 +192,8 @@ void map3(const A* a, const Layout& la, const B* b, const Layout& lb, const C* c
 
 constexpr int64_t kChunk = 512;
 
-// The op over a chunk, r[j] = g(x[j]) or x[j] = g(x[j], y[j]): compiled three times on
-// x86-64, for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and the baseline, with g inlined
-// into each loop, and picked by the CPU at run time (cpu_level: 2, 1, 0).
-// Defines name_base, name_v3 and name_v4 from one body, and name(...) picking among
-// them (targs: the template arguments the call passes on, where they are not deduced).
-#define EMBER_COMMA ,
-#define EMBER_CPU_LEVELS(Tmpl, targs, name, params, args, body) \
-  Tmpl void name##_base params body                             \
-  Tmpl EMBER_CPU_V3 void name##_v3 params body                  \
-  Tmpl EMBER_CPU_V4 void name##_v4 params body                  \
-  Tmpl void name params {                                       \
-    switch (cpu_level()) {                                      \
-      case 2: return name##_v4 targs args;                      \
-      case 1: return name##_v3 targs args;                      \
-      default: return name##_base targs args;                   \
-    }                                                           \
-  }
+// The chunk loops each1 and each2 (r[j] = g(x[j]), x[j] = g(x[j], y[j])) are built per
+// ISA level by EMBER_CPU_LEVELS (cpu_level.h), g inlined into each loop.
 
 EMBER_CPU_LEVELS(template <typename G EMBER_COMMA typename C EMBER_COMMA typename R>, , each1,
                  (G g, const C* x, R* r, int64_t m), (g, x, r, m),

@@ -82,6 +82,26 @@ typename RankKey<T>::K packed_key(uint64_t q) {
 
 void radix_sort_keys(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp, uint64_t least);
 
+// a[i] = make(i) for i < n, over threads where the row is sorted alone (a 1-D sort; a row
+// among many stays on its thread); returns the least rank(a[i]), which the radix passes
+// take their digits above.
+template <typename U, typename Item, typename Make, typename Rank>
+U fill_least(Item* a, int64_t n, Make make, Rank rank) {
+  U least = std::numeric_limits<U>::max();
+  std::mutex mu;
+  parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
+    U m = std::numeric_limits<U>::max();
+    for (int64_t i = lo; i < hi; ++i) {
+      const Item v = make(i);
+      a[i] = v;
+      m = std::min(m, rank(v));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    least = std::min(least, m);
+  });
+  return least;
+}
+
 // best = the k best (smallest key, then position) of positions [lo, hi) of the row x
 // (stride apart), best first. Few (k * 64 <= the range's length): the k best so far are
 // kept, and an element enters only when its key beats the worst kept (a later position
@@ -102,12 +122,10 @@ void select_best(const T* x, int64_t stride, int64_t lo, int64_t hi, int64_t k,
     // (key, position) packed in one 64-bit integer: half the bytes, one compare
     thread_local std::vector<uint64_t> packed;
     packed.resize(size_t(m));
-    uint64_t least = UINT64_MAX;
-    for (int64_t i = lo; i < hi; ++i) {
-      const uint64_t q = packed_rank<T, kLargest>(x[i * stride], i);
-      packed[size_t(i - lo)] = q;
-      least = std::min(least, q);
-    }
+    const uint64_t least = fill_least<uint64_t>(
+        packed.data(), m,
+        [x, stride, lo](int64_t i) { return packed_rank<T, kLargest>(x[(lo + i) * stride], lo + i); },
+        [](uint64_t q) { return q; });
     if (k * 8 > m && m >= 256) {
       thread_local std::vector<uint64_t> tmp;
       radix_sort_keys(packed, tmp, least);  // positions in order among equal keys: built in order
@@ -277,25 +295,6 @@ EMBER_CPU_LEVELS(, , rank_sort_short, (const uint64_t* a, int64_t n, uint64_t* o
     out[r] = v;
   }
 })
-
-// a[i] = make(i) for i < n, over threads where the row is sorted alone (a 1-D sort); the
-// least rank(a[i]), which the radix passes take digits above.
-template <typename U, typename Item, typename Make, typename Rank>
-U fill_least(Item* a, int64_t n, Make make, Rank rank) {
-  U least = std::numeric_limits<U>::max();
-  std::mutex mu;
-  parallel_for(n, kParallelGrain, [&](int64_t lo, int64_t hi) {
-    U m = std::numeric_limits<U>::max();
-    for (int64_t i = lo; i < hi; ++i) {
-      const Item v = make(i);
-      a[i] = v;
-      m = std::min(m, rank(v));
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    least = std::min(least, m);
-  });
-  return least;
-}
 
 // A sorted row's indices and values from its sorted items: position(item) is the
 // element's position, key(item) its RankKey. Integer values come back from their keys

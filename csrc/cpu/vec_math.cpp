@@ -13,7 +13,6 @@
 #define EMBER_F16C 1
 #endif
 
-
 namespace ember::cpu {
 
 namespace {
